@@ -1,0 +1,68 @@
+"""What every command shares: settings, output mode, the stderr console, the database."""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import dataclass, field
+from typing import Any, NoReturn
+
+import typer
+from rich.console import Console
+
+from agent.config import Settings
+
+EXIT_OK = 0
+EXIT_FAILURE = 1
+EXIT_USAGE = 2
+
+
+@dataclass
+class CliContext:
+    settings: Settings
+    json: bool = False
+    err: Console = field(default_factory=lambda: Console(stderr=True))
+    _store: Any = None
+
+    def store(self):  # type: ignore[no-untyped-def]
+        """Open (once) the configured database at the current schema; exit 2 if unreachable."""
+        if self._store is None:
+            from db.engine import DatabaseUnavailable
+            from db.store import open_store
+
+            try:
+                self._store = open_store(self.settings.db_url)
+            except DatabaseUnavailable as exc:
+                fail(str(exc), code=EXIT_USAGE)
+        return self._store
+
+    def emit(self, obj: Any) -> None:
+        """Machine-readable output: one JSON document on stdout."""
+        sys.stdout.write(json.dumps(obj, indent=2, default=str, ensure_ascii=False) + "\n")
+        sys.stdout.flush()
+
+    def close(self) -> None:
+        if self._store is not None:
+            self._store.close()
+            self._store = None
+
+
+def get_ctx(ctx: typer.Context) -> CliContext:
+    root = ctx.find_root()
+    if not isinstance(root.obj, CliContext):  # a sub-app invoked on its own (tests)
+        from agent.config import load_settings
+
+        root.obj = CliContext(settings=load_settings())
+    return root.obj
+
+
+def fail(message: str, code: int = EXIT_FAILURE) -> NoReturn:
+    """One line on stderr, then exit with the given code."""
+    Console(stderr=True).print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
+    raise typer.Exit(code)
+
+
+def not_built(command: str) -> NoReturn:
+    """Contract commands that a later issue builds: say so, no fake output."""
+    Console(stderr=True).print(f"transfuzz {command}: not built yet", highlight=False)
+    raise typer.Exit(EXIT_USAGE)

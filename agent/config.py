@@ -1,0 +1,103 @@
+"""Settings for every stage: CLI flag > environment > transfuzz.toml > default.
+
+Secrets (API keys, tokens) are pydantic ``SecretStr`` so their repr, str and JSON dump
+are masked; nothing in TransFuzz logs or stores their plain value.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, SecretStr, field_validator
+
+DEFAULT_DB_URL = "sqlite:///transfuzz.db"
+CONFIG_FILE_ENV = "TRANSFUZZ_CONFIG"
+CONFIG_FILE_NAME = "transfuzz.toml"
+
+# environment variable -> settings field
+ENV_FIELDS: dict[str, str] = {
+    "TRANSFUZZ_DB_URL": "db_url",
+    "TRANSFUZZ_LLM": "llm",
+    "OPENAI_BASE_URL": "openai_base_url",
+    "OPENAI_API_KEY": "openai_api_key",
+    "TRANSFUZZ_MODEL": "model",
+    "GITHUB_TOKEN": "github_token",
+}
+
+
+class Settings(BaseModel):
+    """Merged configuration; build it with :func:`load_settings`."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    db_url: str = DEFAULT_DB_URL
+    llm: Literal["offline", "openai"] | None = None
+    openai_base_url: str | None = None
+    openai_api_key: SecretStr | None = None
+    model: str = "gpt-4o-mini"
+    github_token: SecretStr | None = None
+    llm_timeout_s: float = 60.0
+    llm_token_budget: int = 2_000_000
+
+    @field_validator("llm", mode="before")
+    @classmethod
+    def _normalise_llm(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            value = value.strip().lower() or None
+        return value
+
+    @property
+    def effective_llm(self) -> Literal["offline", "openai"]:
+        """The offline analyzer unless an endpoint or key is configured (or asked for)."""
+        if self.llm is not None:
+            return self.llm
+        return "openai" if (self.openai_base_url or self.openai_api_key) else "offline"
+
+
+def _read_config_file(path: Path | None) -> dict[str, Any]:
+    if path is None:
+        env_path = os.environ.get(CONFIG_FILE_ENV)
+        path = Path(env_path) if env_path else Path.cwd() / CONFIG_FILE_NAME
+    if not path.is_file():
+        return {}
+    with path.open("rb") as fh:
+        data = tomllib.load(fh)
+    section = data.get("transfuzz", data)
+    allowed = set(Settings.model_fields)
+    unknown = sorted(set(section) - allowed)
+    if unknown:
+        raise ValueError(f"{path}: unknown setting(s) {', '.join(unknown)}; known: {', '.join(sorted(allowed))}")
+    return dict(section)
+
+
+def load_settings(
+    overrides: dict[str, Any] | None = None,
+    *,
+    environ: dict[str, str] | None = None,
+    config_file: Path | None = None,
+) -> Settings:
+    """Merge defaults < transfuzz.toml < environment < explicit overrides (CLI flags)."""
+    env = os.environ if environ is None else environ
+    merged: dict[str, Any] = _read_config_file(config_file)
+    for var, field in ENV_FIELDS.items():
+        value = env.get(var)
+        if value:
+            merged[field] = value
+    for key, value in (overrides or {}).items():
+        if value is not None:
+            merged[key] = value
+    return Settings(**merged)
+
+
+def mask_url(url: str) -> str:
+    """Hide the password of a database URL for messages."""
+    from sqlalchemy.engine import make_url
+
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except Exception:  # not a URL SQLAlchemy can parse: show only the scheme
+        return url.split("://", 1)[0] + "://***" if "://" in url else "***"
+

@@ -1,0 +1,225 @@
+"""The schema: one table per pipeline stage, plus reviews and the LLM call cache.
+
+Status columns are plain strings (values listed in ``db.status``) so new states need no
+migration of an enum type on PostgreSQL.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Boolean, Float, ForeignKey, Index, Integer, String, Text, UniqueConstraint
+from sqlalchemy.orm import Mapped, mapped_column, relationship
+
+from db.base import Base, utcnow
+
+
+class Issue(Base):
+    __tablename__ = "issues"
+    __table_args__ = (
+        UniqueConstraint("repo", "number"),
+        Index("ix_issues_needs_extraction", "needs_extraction"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    repo: Mapped[str] = mapped_column(String(200))
+    number: Mapped[int] = mapped_column(Integer)
+    title: Mapped[str] = mapped_column(Text, default="")
+    body: Mapped[str] = mapped_column(Text, default="")
+    labels: Mapped[list[Any]] = mapped_column(default=list)
+    state: Mapped[str] = mapped_column(String(20), default="open")
+    created_at: Mapped[datetime | None]
+    updated_at: Mapped[datetime | None]
+    closed_at: Mapped[datetime | None]
+    url: Mapped[str] = mapped_column(Text, default="")
+    comments: Mapped[list[Any]] = mapped_column(default=list)
+    raw: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    content_hash: Mapped[str] = mapped_column(String(64))
+    needs_extraction: Mapped[bool] = mapped_column(Boolean, default=True)
+    ingested_at: Mapped[datetime] = mapped_column(default=utcnow)
+    changed_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+    patterns: Mapped[list[Pattern]] = relationship(back_populates="issue", cascade="all, delete-orphan")
+
+
+class IngestCursor(Base):
+    """High-water mark of an incremental GitHub sync, one per (repo, filter)."""
+
+    __tablename__ = "ingest_cursors"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    key: Mapped[str] = mapped_column(String(500), unique=True)
+    repo: Mapped[str] = mapped_column(String(200))
+    filters: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    last_updated_at: Mapped[datetime | None]
+    etag: Mapped[str | None] = mapped_column(String(200))
+    synced_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class Triage(Base):
+    """Is an issue a silent-bug report with a usable repro, or a known false-alarm class?"""
+
+    __tablename__ = "triages"
+    __table_args__ = (UniqueConstraint("issue_id", "extractor"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    issue_id: Mapped[int] = mapped_column(ForeignKey("issues.id", ondelete="CASCADE"), index=True)
+    extractor: Mapped[str] = mapped_column(String(50))
+    extractor_version: Mapped[str] = mapped_column(String(50))
+    is_silent_bug: Mapped[bool] = mapped_column(Boolean)
+    has_repro: Mapped[bool] = mapped_column(Boolean)
+    false_alarm_class: Mapped[str | None] = mapped_column(String(50))
+    confidence: Mapped[float] = mapped_column(Float, default=0.0)
+    reason: Mapped[str] = mapped_column(Text, default="")
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class Pattern(Base):
+    __tablename__ = "patterns"
+    __table_args__ = (Index("ix_patterns_status", "status"), Index("ix_patterns_api", "api"))
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    issue_id: Mapped[int] = mapped_column(ForeignKey("issues.id", ondelete="CASCADE"), index=True)
+    kind: Mapped[str | None] = mapped_column(String(50))
+    api: Mapped[str | None] = mapped_column(String(300))
+    reference_mode: Mapped[str | None] = mapped_column(String(100))
+    test_mode: Mapped[str | None] = mapped_column(String(100))
+    trigger: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    oracle: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    formal: Mapped[str] = mapped_column(Text, default="")
+    repro: Mapped[str] = mapped_column(Text, default="")
+    confidence: Mapped[float] = mapped_column(Float, default=0.0)
+    extractor: Mapped[str] = mapped_column(String(50))
+    extractor_version: Mapped[str] = mapped_column(String(50))
+    status: Mapped[str] = mapped_column(String(30), default="extracted")
+    error: Mapped[str | None] = mapped_column(Text)
+    source_reproduces: Mapped[bool | None] = mapped_column(Boolean)
+    source_check: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(default=utcnow, onupdate=utcnow)
+
+    issue: Mapped[Issue] = relationship(back_populates="patterns")
+    candidates: Mapped[list[Candidate]] = relationship(back_populates="pattern", cascade="all, delete-orphan")
+
+
+class ApiSemantics(Base):
+    """Context-free description of one API: what it computes, never an issue's scenario."""
+
+    __tablename__ = "api_semantics"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    api: Mapped[str] = mapped_column(String(300), unique=True)
+    category: Mapped[str] = mapped_column(String(50), default="other")
+    summary: Mapped[str] = mapped_column(Text, default="")
+    parameters: Mapped[list[Any]] = mapped_column(default=list)
+    dtypes: Mapped[list[Any]] = mapped_column(default=list)
+    details: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    source: Mapped[str] = mapped_column(String(50), default="offline")
+    torch_version: Mapped[str | None] = mapped_column(String(50))
+    updated_at: Mapped[datetime] = mapped_column(default=utcnow, onupdate=utcnow)
+
+
+class Candidate(Base):
+    __tablename__ = "candidates"
+    __table_args__ = (UniqueConstraint("pattern_id", "target_api"), Index("ix_candidates_status", "status"))
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    pattern_id: Mapped[int] = mapped_column(ForeignKey("patterns.id", ondelete="CASCADE"), index=True)
+    target_api: Mapped[str] = mapped_column(String(300))
+    score: Mapped[float] = mapped_column(Float, default=0.0)
+    rationale: Mapped[str] = mapped_column(Text, default="")
+    adapted_trigger: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    status: Mapped[str] = mapped_column(String(30), default="proposed")
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+    pattern: Mapped[Pattern] = relationship(back_populates="candidates")
+    harnesses: Mapped[list[Harness]] = relationship(back_populates="candidate", cascade="all, delete-orphan")
+
+
+class Harness(Base):
+    __tablename__ = "harnesses"
+    __table_args__ = (Index("ix_harnesses_status", "status"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    candidate_id: Mapped[int | None] = mapped_column(ForeignKey("candidates.id", ondelete="CASCADE"), index=True)
+    spec: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    status: Mapped[str] = mapped_column(String(30), default="pending")
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    claimed_at: Mapped[datetime | None]
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(default=utcnow, onupdate=utcnow)
+
+    candidate: Mapped[Candidate | None] = relationship(back_populates="harnesses")
+    findings: Mapped[list[Finding]] = relationship(back_populates="harness", cascade="all, delete-orphan")
+
+
+class Run(Base):
+    """One campaign: its configuration, counters and why it stopped."""
+
+    __tablename__ = "runs"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    command: Mapped[str] = mapped_column(String(50), default="fuzz")
+    config: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    started_at: Mapped[datetime] = mapped_column(default=utcnow)
+    ended_at: Mapped[datetime | None]
+    counters: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    exit_reason: Mapped[str | None] = mapped_column(String(100))
+
+
+class Finding(Base):
+    __tablename__ = "findings"
+    __table_args__ = (
+        Index("ix_findings_verdict", "verdict"),
+        Index("ix_findings_signature", "signature"),
+        Index("ix_findings_review_status", "review_status"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    harness_id: Mapped[int] = mapped_column(ForeignKey("harnesses.id", ondelete="CASCADE"), index=True)
+    run_id: Mapped[int | None] = mapped_column(ForeignKey("runs.id", ondelete="SET NULL"), index=True)
+    verdict: Mapped[str] = mapped_column(String(30))
+    reason: Mapped[str] = mapped_column(Text, default="")
+    evidence: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    repro: Mapped[str] = mapped_column(Text, default="")
+    signature: Mapped[str] = mapped_column(String(200), default="")
+    review_status: Mapped[str] = mapped_column(String(30), default="unreviewed")
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+    harness: Mapped[Harness] = relationship(back_populates="findings")
+    reviews: Mapped[list[Review]] = relationship(back_populates="finding", cascade="all, delete-orphan")
+
+
+class Review(Base):
+    __tablename__ = "reviews"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    finding_id: Mapped[int] = mapped_column(ForeignKey("findings.id", ondelete="CASCADE"), index=True)
+    decision: Mapped[str] = mapped_column(String(30))
+    note: Mapped[str] = mapped_column(Text, default="")
+    reviewer: Mapped[str] = mapped_column(String(200))
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+    finding: Mapped[Finding] = relationship(back_populates="reviews")
+
+
+class LlmCall(Base):
+    """Cache of LLM calls keyed by hash(prompt name + version, model, rendered prompt)."""
+
+    __tablename__ = "llm_calls"
+    __table_args__ = (Index("ix_llm_calls_prompt", "prompt_name", "prompt_version"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    cache_key: Mapped[str] = mapped_column(String(64), unique=True)
+    prompt_name: Mapped[str] = mapped_column(String(100))
+    prompt_version: Mapped[str] = mapped_column(String(50))
+    model: Mapped[str] = mapped_column(String(200))
+    request: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    response: Mapped[dict[str, Any] | None] = mapped_column()
+    attempts: Mapped[list[Any]] = mapped_column(default=list)
+    prompt_tokens: Mapped[int] = mapped_column(Integer, default=0)
+    completion_tokens: Mapped[int] = mapped_column(Integer, default=0)
+    latency_ms: Mapped[float] = mapped_column(Float, default=0.0)
+    error: Mapped[str | None] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
