@@ -233,7 +233,7 @@ class _Parser:
                 self.take("punct", ",")
         return out
 
-    def apicall(self) -> tuple[str, dict[str, Any], str, int]:
+    def apicall(self) -> tuple[str, Mode, str, int]:
         start = self.take("word", "APICall").pos
         self.take("punct", "(")
         api = self.take("word").text
@@ -241,9 +241,10 @@ class _Parser:
         self.take("punct", "[")
         options = self.kvs(closer="]")
         self.take("punct", "]")
+        mode = _mode_from(options, start)
         self.take("arrow")
         var = self.take("word").text
-        return api, options, var, start
+        return api, mode, var, start
 
     def oracle(self) -> tuple[dict[str, Any], int]:
         start = self.take("word", "OracleCheck").pos
@@ -285,7 +286,7 @@ class _Parser:
         except ValueError:
             raise FormalParseError("unknown pattern kind", kind_tok.pos, kind_tok.text) from None
         self.take("define")
-        calls: list[tuple[str, dict[str, Any], str, int]] = []
+        calls: list[tuple[str, Mode, str, int]] = []
         trigger: dict[str, Any] = {}
         oracle: tuple[dict[str, Any], int] | None = None
         while True:
@@ -307,18 +308,17 @@ class _Parser:
             raise FormalParseError("expected exactly two APICall clauses", kind_tok.pos, kind_tok.text)
         if oracle is None:
             raise FormalParseError("missing OracleCheck clause", self.tok.pos, "<end>")
-        (api1, opts1, var1, pos1), (api2, opts2, _var2, pos2) = calls
+        if calls[0][2] != "v1":
+            calls.reverse()
+        (api1, mode1, _var1, _pos1), (api2, mode2, _var2, pos2) = calls
         if api1 != api2:
             raise FormalParseError("both APICall clauses must name the same API", pos2, api2)
-        if var1 != "v1":
-            calls.reverse()
-            (api1, opts1, var1, pos1), (api2, opts2, _var2, pos2) = calls
         try:
             return BugPattern(
                 kind=kind,
                 api=api1,
-                reference_mode=_mode_from(opts1, pos1),
-                test_mode=_mode_from(opts2, pos2),
+                reference_mode=mode1,
+                test_mode=mode2,
                 trigger=Trigger(**_text(trigger)),
                 oracle=Oracle(**oracle[0]),
             )
