@@ -1,0 +1,56 @@
+"""Ingest issues into the database from GitHub (``github:OWNER/REPO``) or from a dump file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from agent.ingest.file_source import ingest_file
+from agent.ingest.github_api import GitHubError
+from agent.ingest.github_sync import ingest_github
+from agent.ingest.stream import DumpFormatError
+from agent.ingest.summary import IngestEvents, IngestSummary, Problem
+from db.store import Store
+
+GITHUB_PREFIX = "github:"
+
+__all__ = [
+    "DumpFormatError",
+    "GitHubError",
+    "IngestEvents",
+    "IngestSummary",
+    "Problem",
+    "ingest_file",
+    "ingest_github",
+    "ingest_source",
+]
+
+
+def ingest_source(
+    store: Store,
+    source: str,
+    *,
+    token: str | None = None,
+    api_url: str | None = None,
+    labels: list[str] | None = None,
+    state: str = "all",
+    limit: int | None = None,
+    comments: bool = True,
+    events: IngestEvents | None = None,
+) -> IngestSummary:
+    """The pipeline's entry: ``github:OWNER/REPO`` syncs from GitHub, anything else is a dump path.
+
+    Raises ValueError (bad source), FileNotFoundError, DumpFormatError or GitHubError.
+    """
+    if source.startswith(GITHUB_PREFIX):
+        return ingest_github(
+            store,
+            source[len(GITHUB_PREFIX) :],
+            labels=labels,
+            state=state,
+            limit=limit,
+            comments=comments,
+            api_url=api_url,
+            token=token,
+            events=events,
+        )
+    return ingest_file(store, Path(source), events=events)

@@ -1,0 +1,264 @@
+"""Stream the records of a dump file (JSON array or JSON Lines) without loading it whole.
+
+Note [Streaming a JSON array with recovery]
+A JSON array is read in chunks; each element is decoded with ``json.JSONDecoder.raw_decode``
+(C speed). When decoding fails, a small structural scanner (strings and bracket depth, driven
+by regular expressions) finds where the element ends: if the end lies past the buffer, the
+element was only cut by the chunk boundary and more text is read; if the end is inside the
+buffer, the element itself is malformed, so it is reported (record number, line, reason) and
+skipped, and the next element is decoded as usual. A file that ends inside an element yields
+one "truncated" problem. Memory is bounded by the chunk size plus the largest single record.
+"""
+
+from __future__ import annotations
+
+import codecs
+import json
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, BinaryIO
+
+CHUNK_BYTES = 1 << 20
+_WHITESPACE = re.compile(r"[ \t\n\r]*")
+_STRUCTURE = re.compile(r'[\[\]{}"]')
+_STRING_BODY = re.compile(r'(?:[^"\\]|\\.)*"', re.S)
+_SCALAR_END = re.compile(r"[,\]]")
+_decoder = json.JSONDecoder()
+
+
+class DumpFormatError(ValueError):
+    """The file is neither a JSON array nor JSON Lines."""
+
+
+@dataclass(frozen=True)
+class DumpRecord:
+    """One element of the dump: its value, or why it could not be decoded."""
+
+    index: int  # 1-based position among the dump's records
+    line: int  # 1-based line where the record starts
+    value: Any = None
+    error: str | None = None
+
+    @property
+    def position(self) -> str:
+        return f"record {self.index} (line {self.line})"
+
+
+def detect_format(path: Path) -> str:
+    """'array', 'lines' or 'empty', from the first non-blank character."""
+    with path.open("rb") as fh:
+        head = fh.read(4096)
+        while head and not head.lstrip(b"\xef\xbb\xbf \t\r\n"):
+            more = fh.read(4096)
+            if not more:
+                return "empty"
+            head = more
+    first = head.lstrip(b"\xef\xbb\xbf \t\r\n")[:1]
+    if first == b"[":
+        return "array"
+    if first == b"{":
+        return "lines"
+    if not first:
+        return "empty"
+    raise DumpFormatError(
+        f"{path}: not a JSON array or JSON Lines of issues (starts with {first.decode('latin-1')!r})"
+    )
+
+
+def iter_dump(path: Path, *, on_bytes: Callable[[int], None] | None = None, chunk_bytes: int = CHUNK_BYTES) -> Iterator[DumpRecord]:
+    """Yield every record of the dump in order; malformed ones carry ``error`` instead of ``value``."""
+    kind = detect_format(path)
+    if kind == "empty":
+        return
+    with path.open("rb") as fh:
+        if kind == "lines":
+            yield from _iter_lines(fh, on_bytes)
+        else:
+            yield from _ArrayReader(fh, on_bytes, chunk_bytes).records()
+
+
+def _iter_lines(fh: BinaryIO, on_bytes: Callable[[int], None] | None) -> Iterator[DumpRecord]:
+    index = 0
+    consumed = 0
+    for line_no, raw in enumerate(fh, start=1):
+        consumed += len(raw)
+        if on_bytes is not None and line_no % 256 == 0:
+            on_bytes(consumed)
+        text = raw.decode("utf-8", errors="replace").strip()
+        if line_no == 1:
+            text = text.lstrip("\ufeff")
+        if not text:
+            continue
+        index += 1
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError as exc:
+            yield DumpRecord(index, line_no, error=f"invalid JSON: {exc.msg} at column {exc.colno}")
+            continue
+        yield DumpRecord(index, line_no, value=value)
+    if on_bytes is not None:
+        on_bytes(consumed)
+
+
+class _ArrayReader:
+    """Incremental reader of one top-level JSON array; see Note [Streaming a JSON array with recovery]."""
+
+    def __init__(self, fh: BinaryIO, on_bytes: Callable[[int], None] | None, chunk_bytes: int) -> None:
+        self.fh = fh
+        self.on_bytes = on_bytes
+        self.chunk_bytes = chunk_bytes
+        self.text = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self.buf = ""
+        self.pos = 0
+        self.eof = False
+        self.bytes_read = 0
+        self.line = 1  # line number at self.pos
+        self._line_mark = 0  # buffer index up to which newlines were counted into self.line
+
+    def _fill(self, at_least: int | None = None) -> bool:
+        """Append the next chunk; drop the consumed prefix. False at end of file."""
+        if self.eof:
+            return False
+        self._advance_line(self.pos)
+        if self.pos:
+            self.buf = self.buf[self.pos :]
+            self._line_mark -= self.pos
+            self.pos = 0
+        data = self.fh.read(max(self.chunk_bytes, at_least or 0))
+        self.bytes_read += len(data)
+        if self.on_bytes is not None:
+            self.on_bytes(self.bytes_read)
+        if not data:
+            self.eof = True
+            self.buf += self.text.decode(b"", final=True)
+            return False
+        chunk = self.text.decode(data)
+        if not self.buf and self.bytes_read == len(data):
+            chunk = chunk.lstrip("\ufeff")
+        self.buf += chunk
+        return True
+
+    def _advance_line(self, upto: int) -> None:
+        if upto > self._line_mark:
+            self.line += self.buf.count("\n", self._line_mark, upto)
+            self._line_mark = upto
+
+    def _skip_ws(self) -> bool:
+        """Move to the next non-blank character; False if the file ended first."""
+        while True:
+            self.pos = _WHITESPACE.match(self.buf, self.pos).end()  # type: ignore[union-attr]
+            if self.pos < len(self.buf):
+                return True
+            if not self._fill():
+                return False
+
+    def records(self) -> Iterator[DumpRecord]:
+        self._fill()
+        self._skip_ws()
+        self.pos += 1  # the opening '[' (checked by detect_format)
+        index = 0
+        while True:
+            if not self._skip_ws():
+                if index:
+                    self._advance_line(self.pos)
+                    yield DumpRecord(index + 1, self.line, error="truncated: the file ends before the array is closed")
+                else:
+                    yield DumpRecord(1, self.line, error="truncated: the file ends before the array is closed")
+                return
+            char = self.buf[self.pos]
+            if char == "]":
+                self.pos += 1
+                if self._skip_ws():
+                    self._advance_line(self.pos)
+                    yield DumpRecord(index + 1, self.line, error="unexpected data after the closing ']' (ignored)")
+                return
+            if char == ",":
+                self.pos += 1
+                if not self._skip_ws():
+                    continue  # reported as truncated at the top of the loop
+                if self.buf[self.pos] in ",]":
+                    self._advance_line(self.pos)
+                    index += 1
+                    yield DumpRecord(index, self.line, error="empty element (stray comma)")
+                    continue
+            index += 1
+            yield self._element(index)
+            if self._done:
+                return
+
+    _done = False
+
+    def _element(self, index: int) -> DumpRecord:
+        grow = 0
+        while True:
+            start = self.pos
+            self._advance_line(start)
+            try:
+                value, end = _decoder.raw_decode(self.buf, start)
+            except json.JSONDecodeError as exc:
+                end = _scan_end(self.buf, start)
+                if end is None:
+                    # cut by the chunk boundary, or the file ends inside this element
+                    grow += 1
+                    if self._fill(self.chunk_bytes * (1 << min(grow, 6))):
+                        continue
+                    start = self.pos
+                    end = _scan_end(self.buf, start)
+                    if end is None:
+                        self._done = True
+                        self.pos = len(self.buf)
+                        return DumpRecord(index, self.line, error="truncated: the file ends inside this record")
+                    try:  # the last bytes completed it
+                        value, end = _decoder.raw_decode(self.buf, start)
+                    except json.JSONDecodeError as final_exc:
+                        self.pos = end
+                        return DumpRecord(index, self.line, error=_describe(final_exc, self.buf, start))
+                    self.pos = end
+                    return DumpRecord(index, self.line, value=value)
+                self.pos = end
+                return DumpRecord(index, self.line, error=_describe(exc, self.buf, start))
+            if end == len(self.buf) and not self.eof and self.buf[start] not in "{[\"":
+                # a bare number or literal may continue in the next chunk
+                if self._fill():
+                    continue
+            self.pos = end
+            return DumpRecord(index, self.line, value=value)
+
+
+def _describe(exc: json.JSONDecodeError, buf: str, start: int) -> str:
+    line_offset = buf.count("\n", start, exc.pos)
+    return f"invalid JSON: {exc.msg} ({line_offset} line(s) into the record)"
+
+
+def _scan_end(buf: str, start: int) -> int | None:
+    """Index just past the element starting at ``start``, or None if it runs past the buffer."""
+    if start >= len(buf):
+        return None
+    if buf[start] not in "{[":
+        if buf[start] == '"':
+            match = _STRING_BODY.match(buf, start + 1)
+            return match.end() if match else None
+        found = _SCALAR_END.search(buf, start)
+        return found.start() if found else None
+    depth = 0
+    pos = start
+    while True:
+        found = _STRUCTURE.search(buf, pos)
+        if found is None:
+            return None
+        char = found.group()
+        if char == '"':
+            body = _STRING_BODY.match(buf, found.end())
+            if body is None:
+                return None
+            pos = body.end()
+            continue
+        pos = found.end()
+        if char in "{[":
+            depth += 1
+        else:
+            depth -= 1
+            if depth == 0:
+                return pos
