@@ -1,0 +1,108 @@
+"""What a reviewer needs to read off a finding: target API, mode pair, kind, dtype, source issue.
+
+Each value is taken from the most specific place that has it: the harness spec that actually
+ran, then the evidence fuzz_core recorded, then the candidate, then the pattern. Every field is
+optional: a harness made by ``fuzz api`` has no candidate, pattern or issue (Note [Finding
+lineage] in db/queries/findings.py), and older evidence may lack keys.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from db.queries.findings import FindingRecord
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def target_api(finding: FindingRecord) -> str:
+    spec_api = _text(finding.harness_spec.get("api"))
+    if spec_api:
+        return spec_api
+    if finding.candidate is not None:
+        return finding.candidate.target_api
+    signature_api = finding.signature.split("|", 1)[0] if finding.signature else ""
+    return signature_api or "(unknown API)"
+
+
+def mode_pair(finding: FindingRecord) -> tuple[str, str]:
+    """(reference mode, test mode); "?" where nothing recorded it."""
+    spec = finding.harness_spec
+    reference, test = _text(spec.get("reference_mode")), _text(spec.get("test_mode"))
+    modes = finding.evidence.get("modes")
+    if isinstance(modes, dict):
+        reference = reference or _text(modes.get("reference")) or _text(modes.get("reference_mode"))
+        test = test or _text(modes.get("test")) or _text(modes.get("test_mode"))
+    elif isinstance(modes, (list, tuple)) and len(modes) == 2:
+        reference = reference or _text(modes[0])
+        test = test or _text(modes[1])
+    if finding.pattern is not None:
+        reference = reference or _text(finding.pattern.reference_mode)
+        test = test or _text(finding.pattern.test_mode)
+    return reference or "?", test or "?"
+
+
+def kind(finding: FindingRecord) -> str:
+    spec_kind = _text(finding.harness_spec.get("kind"))
+    if spec_kind:
+        return spec_kind
+    if finding.pattern is not None and finding.pattern.kind:
+        return finding.pattern.kind
+    parts = finding.signature.split("|") if finding.signature else []
+    return parts[2] if len(parts) > 2 and parts[2] else "?"
+
+
+def dtype(finding: FindingRecord) -> str | None:
+    return _text(finding.evidence.get("dtype")) or _text(finding.harness_spec.get("dtype"))
+
+
+def trigger(finding: FindingRecord) -> dict[str, Any]:
+    """The input conditions that ran: the spec's trigger, else the adapted or the pattern's."""
+    spec_trigger = finding.harness_spec.get("trigger")
+    if isinstance(spec_trigger, dict) and spec_trigger:
+        return spec_trigger
+    if finding.candidate is not None and finding.candidate.adapted_trigger:
+        return finding.candidate.adapted_trigger
+    if finding.pattern is not None:
+        return finding.pattern.trigger
+    return {}
+
+
+def source_api(finding: FindingRecord) -> str | None:
+    return finding.pattern.api if finding.pattern is not None else None
+
+
+def source_issue_ref(finding: FindingRecord) -> str | None:
+    """``owner/repo#N`` of the issue the pattern came from."""
+    if finding.issue is None:
+        return None
+    return f"{finding.issue.repo}#{finding.issue.number}"
+
+
+def source_issue_url(finding: FindingRecord) -> str | None:
+    if finding.issue is None:
+        return None
+    return finding.issue.url or f"https://github.com/{finding.issue.repo}/issues/{finding.issue.number}"
+
+
+def describe_trigger(conditions: dict[str, Any]) -> str:
+    """A short phrase such as "float16 inputs with nan, noncontiguous"."""
+    parts: list[str] = []
+    dtypes = conditions.get("dtypes")
+    if isinstance(dtypes, list) and dtypes:
+        parts.append("/".join(map(str, dtypes)) + " inputs")
+    special = conditions.get("special_values")
+    if isinstance(special, list) and special:
+        parts.append("with " + ", ".join(map(str, special)))
+    layout = conditions.get("layout")
+    if layout:
+        parts.append(f"{layout} layout")
+    shape = conditions.get("shape")
+    if isinstance(shape, list) and shape:
+        parts.append(", ".join(map(str, shape)) + " shapes")
+    params = conditions.get("params")
+    if isinstance(params, dict) and params:
+        parts.append(", ".join(f"{k} {v}" for k, v in params.items()))
+    return ", ".join(parts)

@@ -1,0 +1,118 @@
+"""`transfuzz review` through the real CLI on a real database."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from agent.cli.app import app
+from db.models import Review
+from db.store import Store
+from tests.agent.review.rows import add_finding, build_lineage
+
+runner = CliRunner()
+
+
+@pytest.fixture
+def populated(store: Store) -> dict[str, int]:
+    with store.session() as session:
+        rows = build_lineage(session)
+        return {
+            "compile": add_finding(session, rows.harness_id),
+            "passed": add_finding(session, rows.harness_id, verdict="passed", signature=""),
+            "direct": add_finding(session, rows.direct_harness_id, verdict="suspicious", signature=""),
+        }
+
+
+def _invoke(store: Store, *args: str, env: dict[str, str] | None = None):  # type: ignore[no-untyped-def]
+    return runner.invoke(app, ["--db", store.url, *args], env=env)
+
+
+def test_list_json_with_filters(store: Store, populated: dict[str, int]) -> None:
+    result = _invoke(store, "--json", "review", "list")
+    assert result.exit_code == 0, result.stderr
+    rows = json.loads(result.stdout)
+    assert [r["id"] for r in rows] == sorted(populated.values())
+    first = rows[0]
+    assert first["target_api"] == "torch.relu"
+    assert (first["reference_mode"], first["test_mode"]) == ("eager", "compile:inductor")
+    assert first["source_issue"] == "pytorch/pytorch#123456"
+    assert first["max_abs_diff"] == 1.0
+
+    only = json.loads(_invoke(store, "--json", "review", "list", "--verdict", "confirmed").stdout)
+    assert [r["id"] for r in only] == [populated["compile"]]
+    two = json.loads(_invoke(store, "--json", "review", "list", "--verdict", "passed", "--verdict", "suspicious").stdout)
+    assert [r["id"] for r in two] == [populated["passed"], populated["direct"]]
+
+
+def test_list_table(store: Store, populated: dict[str, int]) -> None:
+    result = _invoke(store, "review", "list", "--status", "unreviewed")
+    assert result.exit_code == 0, result.stderr
+    assert "torch.relu" in result.stdout and "torch.sigmoid" in result.stdout
+    assert "eager vs compile:inductor" in result.stdout
+
+
+def test_bad_filter_is_a_usage_error(store: Store, populated: dict[str, int]) -> None:
+    result = _invoke(store, "review", "list", "--status", "done")
+    assert result.exit_code == 2
+    assert "--status 'done' is not one of unreviewed, accepted, rejected" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_show_has_source_pattern_evidence_and_repro(store: Store, populated: dict[str, int]) -> None:
+    result = _invoke(store, "review", "show", str(populated["compile"]))
+    assert result.exit_code == 0, result.stderr
+    out = result.stdout
+    assert "pytorch/pytorch#123456" in out and "https://github.com/pytorch/pytorch/issues/123456" in out
+    assert "Compile_Eager_Mismatch ::= APICall(torch.nn.functional.gelu)[mode=eager] → v1" in out
+    assert "target API:  torch.relu" in out
+    assert "Verdict: confirmed" in out
+    assert "max_abs_diff: 1" in out and '"inductor": "mismatch"' in out
+    assert "observed = torch.relu(x)" in out
+
+
+def test_show_a_direct_harness_finding(store: Store, populated: dict[str, int]) -> None:
+    result = _invoke(store, "--json", "review", "show", str(populated["direct"]))
+    assert result.exit_code == 0, result.stderr
+    detail = json.loads(result.stdout)
+    assert detail["source"] is None and detail["pattern"] is None and detail["candidate"] is None
+    assert detail["target_api"] == "torch.sigmoid" and detail["test_mode"] == "jit.trace"
+    text = _invoke(store, "review", "show", str(populated["direct"])).stdout
+    assert "none (harness made directly" in text
+
+
+@pytest.mark.parametrize("command", ["show", "accept"])
+def test_unknown_id_exits_2_with_a_clear_message(store: Store, populated: dict[str, int], command: str) -> None:
+    result = _invoke(store, "review", command, "4242")
+    assert result.exit_code == 2
+    assert "no finding with id 4242" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_accept_then_reject_records_reviewer_time_and_history(store: Store, populated: dict[str, int]) -> None:
+    fid = str(populated["compile"])
+    accepted = _invoke(store, "--json", "review", "accept", fid, "--note", "looks real", env={"USER": "carol"})
+    assert accepted.exit_code == 0, accepted.stderr
+    stored = json.loads(accepted.stdout)
+    assert (stored["decision"], stored["reviewer"], stored["note"]) == ("accepted", "carol", "looks real")
+    assert stored["created_at"]
+
+    rejected = _invoke(store, "review", "reject", fid, "--note", "within fp64 error", "--reviewer", "dave")
+    assert rejected.exit_code == 0, rejected.stderr
+
+    detail = json.loads(_invoke(store, "--json", "review", "show", fid).stdout)
+    assert detail["review_status"] == "rejected"
+    assert [(r["decision"], r["reviewer"]) for r in detail["reviews"]] == [("accepted", "carol"), ("rejected", "dave")]
+    listed = json.loads(_invoke(store, "--json", "review", "list", "--status", "rejected").stdout)
+    assert [r["id"] for r in listed] == [populated["compile"]]
+
+
+def test_reject_without_note_stores_nothing(store: Store, populated: dict[str, int]) -> None:
+    for args in (["review", "reject", str(populated["compile"])], ["review", "reject", str(populated["compile"]), "--note", "  "]):
+        result = _invoke(store, *args)
+        assert result.exit_code == 2
+        assert "a rejection needs a note" in result.stderr
+    with store.session() as session:
+        assert session.query(Review).count() == 0
