@@ -1,0 +1,33 @@
+"""One exception root for the LLM layer, one subclass per cause."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class LlmError(Exception):
+    """Root of every LLM-layer failure; ``attempts`` keeps each failed try for the record."""
+
+    def __init__(self, message: str, *, attempts: list[dict[str, Any]] | None = None) -> None:
+        super().__init__(message)
+        self.attempts: list[dict[str, Any]] = attempts or []
+
+
+class LlmConfigError(LlmError):
+    """Bad configuration or template: fix the setup, retrying will not help."""
+
+
+class LlmTransportError(LlmError):
+    """The endpoint could not be reached or kept failing (after the SDK's own retries)."""
+
+
+class LlmTimeoutError(LlmTransportError):
+    """The endpoint did not answer within the configured timeout."""
+
+
+class LlmOutputError(LlmError):
+    """The model's output never validated against the schema, repair round included."""
+
+
+class LlmBudgetExceeded(LlmError):
+    """The run's token budget is spent; no further calls are made."""
