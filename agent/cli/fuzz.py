@@ -2,44 +2,77 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import typer
 
-from agent.cli.context import not_built
+from agent.cli.context import EXIT_USAGE, fail, get_ctx
 
 fuzz_app = typer.Typer(help="Run harnesses through the fuzz core.", invoke_without_command=True)
 
+BudgetOpt = Annotated[str, typer.Option("--budget", help="Time for the whole campaign: 90s, 10m, 1h.")]
+WorkersOpt = Annotated[int, typer.Option("--workers", min=1, max=64, help="Sandboxed worker processes.")]
+SamplingOpt = Annotated[float, typer.Option("--sampling", min=0.0, max=1.0, help="Fraction of pending harnesses to run (seeded).")]
+PrecisionOpt = Annotated[str, typer.Option("--precision", help="full (float32), half (float16) or mixed (float32 + bfloat16) inputs.")]
+
+
+def campaign_config(budget: str, workers: int, sampling: float, precision: str, seed: int = 0):  # type: ignore[no-untyped-def]
+    """Validate the campaign options; exit 2 with one line on a bad value."""
+    from agent.campaign.stage import CampaignConfig
+    from agent.cli.budget import parse_budget
+
+    try:
+        parsed = parse_budget(budget)
+        if parsed.seconds is None:
+            raise ValueError(f"budget {budget!r}: a campaign budget is a duration (90s, 10m, 1h)")
+        config = CampaignConfig(budget_s=parsed.seconds, workers=workers, sampling=sampling,
+                                precision=precision, seed=seed)
+        config.validate()
+    except ValueError as exc:
+        fail(str(exc), code=EXIT_USAGE)
+    return config
+
 
 @fuzz_app.callback()
-def fuzz(ctx: typer.Context) -> None:
-    """Run pending harnesses through the worker pool (the pipeline's fuzz stage)."""
-    if ctx.invoked_subcommand is None:
-        not_built("fuzz")
+def fuzz(
+    ctx: typer.Context,
+    budget: BudgetOpt = "10m",
+    workers: WorkersOpt = 2,
+    sampling: SamplingOpt = 1.0,
+    precision: PrecisionOpt = "full",
+    seed: Annotated[int, typer.Option("--seed")] = 0,
+) -> None:
+    """Run pending harnesses through the worker pool; findings are stored as they come."""
+    if ctx.invoked_subcommand is not None:
+        return
+    from agent.pipeline import fuzz_stage
+
+    cli = get_ctx(ctx)
+    config = campaign_config(budget, workers, sampling, precision, seed)
+    result = fuzz_stage(cli.store(), config, err=None if cli.json else cli.err)
+    if cli.json:
+        cli.emit(result)
+    else:
+        verdicts = ", ".join(f"{k}: {v}" for k, v in sorted(result["verdicts"].items())) or "none"
+        typer.echo(f"run {result['run_id']}: {result['exit_reason']}; {result['harnesses']} harnesses, "
+                   f"{result['executions']} executions, {result['left_pending']} left pending; verdicts: {verdicts}")
 
 
 def _register() -> None:
-    try:
-        from agent.cli.fuzz_api import fuzz_api
-    except ImportError:
-        fuzz_api = None
-    if fuzz_api is not None:
-        fuzz_app.command("api")(fuzz_api)
-    else:
-        @fuzz_app.command("api")
-        def _api_missing() -> None:
-            """Fuzz one API with one pattern's mode pair (no pipeline needed)."""
-            not_built("fuzz api")
+    import importlib
 
-    try:
-        from agent.cli.fuzz_model import fuzz_model
-    except ImportError:
-        fuzz_model = None
-    if fuzz_model is not None:
-        fuzz_app.command("model")(fuzz_model)
-    else:
-        @fuzz_app.command("model")
-        def _model_missing() -> None:
-            """Coverage-guided fuzzing of an nn.Module."""
-            not_built("fuzz model")
+    from agent.cli.context import not_built
+
+    for name in ("api", "model"):
+        module_name = f"agent.cli.fuzz_{name}"
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as exc:
+            if exc.name != module_name:
+                raise
+            fuzz_app.command(name, help=f"(not built yet) transfuzz fuzz {name}")(lambda n=name: not_built(f"fuzz {n}"))
+        else:
+            fuzz_app.command(name)(getattr(module, f"fuzz_{name}"))
 
 
 _register()

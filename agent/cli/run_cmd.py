@@ -1,0 +1,87 @@
+"""`transfuzz run SOURCE`: the main job — ingest → extract → transfer → fuzz → summary."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from agent.cli.context import EXIT_USAGE, fail, get_ctx
+from agent.cli.fuzz import BudgetOpt, PrecisionOpt, SamplingOpt, WorkersOpt, campaign_config
+
+
+def run(
+    ctx: typer.Context,
+    source: Annotated[str, typer.Argument(help="An issue dump file, or github:OWNER/REPO.")],
+    budget: BudgetOpt = "3m",
+    workers: WorkersOpt = 2,
+    sampling: SamplingOpt = 1.0,
+    precision: PrecisionOpt = "full",
+    top_k: Annotated[int, typer.Option("--top-k", min=1, max=50, help="Target APIs per pattern.")] = 5,
+    limit: Annotated[int | None, typer.Option("--limit", min=1, help="At most this many issues (GitHub) / patterns.")] = None,
+    seed: Annotated[int, typer.Option("--seed")] = 0,
+) -> None:
+    """Ingest → extract → transfer → fuzz, then print a summary table."""
+    from agent.pipeline import extract_stage, fuzz_stage, ingest_stage, summary, transfer_stage
+
+    cli = get_ctx(ctx)
+    config = campaign_config(budget, workers, sampling, precision, seed)
+    store = cli.store()
+    err = cli.err
+    try:
+        stages: dict[str, Any] = {}
+        err.rule("ingest")
+        stages["ingest"] = ingest_stage(store, cli.settings, source, limit=limit)
+        err.rule("extract")
+        stages["extract"] = extract_stage(store, cli.settings)
+        err.rule("transfer")
+        stages["transfer"] = transfer_stage(store, cli.settings, top_k=top_k, limit=limit, err=err)
+        err.rule("fuzz")
+        stages["fuzz"] = fuzz_stage(store, config, err=None if cli.json else err)
+    except (ValueError, FileNotFoundError) as exc:
+        fail(str(exc), code=EXIT_USAGE)
+    result = summary(store)
+    if cli.json:
+        cli.emit({"stages": stages, "summary": result})
+        return
+    print_summary(result, stages)
+
+
+def print_summary(result: dict[str, Any], stages: dict[str, Any]) -> None:
+    console = Console()
+    table = Table(title="TransFuzz run")
+    table.add_column("stage")
+    table.add_column("count", justify="right")
+    for label, key in [("issues", "issues"), ("silent-bug reports", "silent_bug_reports"),
+                       ("false alarms", "false_alarms"), ("patterns", "patterns"),
+                       ("candidates (transferred)", "candidates"), ("vetoed", "vetoed"),
+                       ("harnesses", "harnesses"), ("harnesses left pending", "harnesses_pending")]:
+        table.add_row(label, str(result[key]))
+    for verdict, count in result["verdicts"].items():
+        table.add_row(f"verdict: {verdict}", str(count))
+    fuzz = stages.get("fuzz", {})
+    table.add_row("fuzz exit reason", str(fuzz.get("exit_reason", "-")))
+    table.add_row("fuzz executions", str(fuzz.get("executions", 0)))
+    console.print(table)
+    for title, key in (("Top confirmed findings", "top_confirmed"), ("Top suspicious findings", "top_suspicious")):
+        rows = result[key]
+        if not rows:
+            continue
+        found = Table(title=title)
+        for column in ("finding", "api", "kind", "modes", "max |diff|", "from issue", "note"):
+            found.add_column(column)
+        for row in rows:
+            diff = row["max_abs_diff"]
+            found.add_row(str(row["finding"]), row["api"], str(row["kind"]), row["modes"],
+                          f"{diff:.3g}" if isinstance(diff, (int, float)) else "-", row["source_issue"],
+                          "source re-check" if row["is_source_recheck"] else "transferred")
+        console.print(found)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("run")(run)
+
+
+__all__ = ["EXIT_USAGE", "register", "run"]

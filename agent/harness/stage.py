@@ -1,0 +1,35 @@
+"""The harness stage: every proposed candidate (and each pattern's source API) gets a spec."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from agent.harness.generate import build_spec
+from agent.patterns import FormalParseError, parse_formal
+from db.queries import transfer as q
+from db.store import Store
+
+
+@dataclass
+class HarnessSummary:
+    harnesses: int = 0
+    skipped: int = 0
+
+
+def generate_harnesses(store: Store, opinfo_names: frozenset[str]) -> HarnessSummary:
+    summary = HarnessSummary()
+    with store.session() as session:
+        for candidate in q.candidates_without_harness(session):
+            try:
+                pattern = parse_formal(candidate.pattern.formal)
+            except FormalParseError as exc:
+                q.set_candidate_status(session, candidate.id, "no_harness", f"pattern does not parse: {exc}")
+                summary.skipped += 1
+                continue
+            spec = build_spec(pattern, candidate.target_api, candidate.adapted_trigger or pattern.trigger.model_dump(),
+                              in_opinfo=candidate.target_api in opinfo_names, seed_key=candidate.pattern_id)
+            q.add_harness(session, candidate.id, spec)
+            if candidate.status == "proposed":
+                q.set_candidate_status(session, candidate.id, "harnessed")
+            summary.harnesses += 1
+    return summary

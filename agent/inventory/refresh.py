@@ -1,0 +1,76 @@
+"""Keep the api_semantics table in step with the installed torch: computed once per version."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from agent.inventory.enumerate import ApiEntry, enumerate_api
+from db.queries import transfer as q
+from db.store import Store
+
+SemanticsFn = Callable[[str], Any]  # api -> ApiSemanticsModel
+
+
+@dataclass
+class InventorySummary:
+    apis: int
+    refreshed: bool
+    failed: int = 0
+
+
+def _default_semantics_fn() -> SemanticsFn:
+    from agent.extract import semantics_for
+
+    return semantics_for
+
+
+def semantics_row(model: Any, entry: ApiEntry, torch_version: str, source: str) -> dict[str, Any]:
+    data = model.model_dump()
+    return {
+        "api": entry.api,
+        "category": data.get("category") or "other",
+        "summary": data.get("summary") or "",
+        "parameters": data.get("parameters") or [],
+        "dtypes": data.get("dtypes") or [],
+        "details": {
+            "input_domain": data.get("input_domain"),
+            "has_out": bool(data.get("has_out")),
+            "has_inplace": bool(data.get("has_inplace")),
+            "has_method": bool(data.get("has_method")),
+            "api_kind": entry.kind,
+            "in_opinfo": entry.in_opinfo,
+            "is_module": entry.kind == "module",
+        },
+        "source": source,
+        "torch_version": torch_version,
+    }
+
+
+def refresh_inventory(store: Store, *, semantics_fn: SemanticsFn | None = None, force: bool = False,
+                      source: str = "offline", entries: list[ApiEntry] | None = None) -> InventorySummary:
+    """Compute semantics for every public API unless this torch version's inventory is stored."""
+    import torch
+
+    version = torch.__version__
+    with store.session() as session:
+        versions = q.inventory_torch_versions(session)
+    if not force and versions == {version}:
+        with store.session() as session:
+            return InventorySummary(apis=len(q.all_semantics(session)), refreshed=False)
+    semantics_fn = semantics_fn or _default_semantics_fn()
+    entries = entries if entries is not None else enumerate_api()
+    rows: list[dict[str, Any]] = []
+    failed = 0
+    for entry in entries:
+        try:
+            model = semantics_fn(entry.api)
+        except Exception:  # an API introspection cannot describe is left out, not fatal
+            failed += 1
+            continue
+        rows.append(semantics_row(model, entry, version, source))
+    with store.session() as session:
+        for start in range(0, len(rows), 500):
+            q.upsert_semantics_rows(session, rows[start : start + 500])
+    return InventorySummary(apis=len(rows), refreshed=True, failed=failed)

@@ -1,0 +1,99 @@
+"""The main job as stage functions: ingest → extract → transfer (+ harnesses) → fuzz → summary.
+
+Every stage reads its input from the database and writes its output there, so `transfuzz run`
+is these functions in a row and each `transfuzz <stage>` command is one of them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console
+
+from agent.config import Settings
+from db.store import Store
+
+
+def transfer_stage(store: Store, settings: Settings, *, top_k: int = 5, limit: int | None = None,
+                   refresh: bool = False, err: Console | None = None) -> dict[str, Any]:
+    from agent.harness.stage import generate_harnesses
+    from agent.inventory.enumerate import opinfo_api_names
+    from agent.inventory.refresh import refresh_inventory
+    from agent.transfer.stage import run_transfer
+
+    if err is not None:
+        err.print("transfer: checking the API inventory …", highlight=False)
+    inventory = refresh_inventory(store, force=refresh)
+    check = None
+    if settings.effective_llm == "openai":
+        from agent.transfer.llm_check import make_llm_check
+
+        check = make_llm_check(store, settings)
+    source_profile = _source_profile_fn()
+    transfer = run_transfer(store, top_k=top_k, limit=limit, check=check, source_profile=source_profile)
+    harnesses = generate_harnesses(store, opinfo_api_names())
+    return {
+        "inventory_apis": inventory.apis,
+        "inventory_refreshed": inventory.refreshed,
+        "patterns": transfer.patterns,
+        "candidates": transfer.candidates,
+        "vetoed": transfer.vetoed,
+        "unparsable_patterns": transfer.unparsable,
+        "harnesses": harnesses.harnesses,
+        "targets": {str(k): v for k, v in transfer.per_pattern.items()},
+    }
+
+
+def _source_profile_fn():  # type: ignore[no-untyped-def]
+    """Semantics for a source API outside the inventory (computed on demand, offline)."""
+    from agent.transfer.profile import profile_from_semantics
+
+    def profile(api: str):  # type: ignore[no-untyped-def]
+        from agent.extract import semantics_for
+
+        try:
+            model = semantics_for(api)
+        except Exception:
+            return None
+        data = model.model_dump()
+        return profile_from_semantics(api, data.get("category", "other"), data.get("summary", ""),
+                                      data.get("parameters", []), data.get("dtypes", []), data)
+
+    return profile
+
+
+def fuzz_stage(store: Store, config: Any, *, err: Console | None = None) -> dict[str, Any]:
+    from agent.campaign.stage import run_campaign
+    from db.queries.summary import record_source_recheck
+
+    def on_result(harness_id: int, result: Any) -> None:
+        with store.session() as session:
+            record_source_recheck(session, harness_id, result.verdict, result.reason)
+        if err is not None:
+            err.print(f"  harness {harness_id}: {result.verdict} {result.reason[:100]}", highlight=False)
+
+    return run_campaign(store, config, on_result=on_result).to_dict()
+
+
+def summary(store: Store, *, top: int = 10) -> dict[str, Any]:
+    from db.queries.summary import pipeline_counts, top_findings
+
+    with store.session() as session:
+        counts = pipeline_counts(session)
+        counts["top_confirmed"] = top_findings(session, ("confirmed",), limit=top)
+        counts["top_suspicious"] = top_findings(session, ("suspicious",), limit=top)
+    return counts
+
+
+def ingest_stage(store: Store, settings: Settings, source: str, *, limit: int | None = None) -> dict[str, Any]:
+    from agent.ingest import ingest_source
+
+    result = ingest_source(store, source, settings=settings, limit=limit)
+    return result.to_dict() if hasattr(result, "to_dict") else dict(result)
+
+
+def extract_stage(store: Store, settings: Settings) -> dict[str, Any]:
+    from agent.extract import run_extraction
+
+    result = run_extraction(store, settings)
+    return result.to_dict() if hasattr(result, "to_dict") else dict(result)

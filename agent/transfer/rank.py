@@ -1,0 +1,125 @@
+"""Rank target APIs for a pattern: TF-IDF over semantics plus structural gates and features.
+
+Gates are hard: a padding bug transfers only to APIs with padding, an out= bug only to APIs with
+out=, a float16 bug only to APIs that support float16. Features then order what passes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+from sklearn.feature_extraction.text import TfidfVectorizer
+
+from agent.patterns import BugPattern
+from agent.transfer.profile import FLOAT_DTYPES, ApiProfile
+
+WEIGHTS = {"text": 0.5, "category": 0.2, "roles": 0.15, "arity": 0.15}
+FOUR_D_HINTS = ("2d", "conv", "pool", "batch_norm", "instance_norm", "group_norm", "interpolate", "upsample", "pixel")
+
+
+@dataclass
+class RankedCandidate:
+    target_api: str
+    score: float
+    rationale: str
+    adapted_trigger: dict
+    features: dict = field(default_factory=dict)
+
+
+def gate(pattern: BugPattern, target: ApiProfile) -> str | None:
+    """Why the target cannot host the pattern, or None when it can."""
+    for mode in (pattern.reference_mode.name, pattern.test_mode.name):
+        if mode == "variant:out" and not target.has_out:
+            return "no out= variant"
+        if mode == "variant:inplace" and not target.has_inplace:
+            return "no in-place variant"
+        if mode == "variant:method" and not target.has_method:
+            return "no method variant"
+        if mode.startswith(("dtype:", "autocast:")) and target.dtypes:
+            wanted = mode.split(":", 1)[1]
+            if wanted not in target.dtypes:
+                return f"does not support {wanted}"
+        if mode == "layout:channels_last" and not any(h in target.api.lower() for h in FOUR_D_HINTS):
+            return "takes no 4-D (NCHW) input"
+    trigger = pattern.trigger
+    for name in trigger.params:
+        if target.param_or_role(name) is None:
+            return f"has no {name!r} parameter"
+    if trigger.dtypes and target.dtypes and not set(trigger.dtypes) & target.dtypes:
+        return f"supports none of {sorted(trigger.dtypes)}"
+    if (trigger.special_values or pattern.kind == "NaN_Inf") and target.dtypes and not target.dtypes & FLOAT_DTYPES:
+        return "takes no floating-point input"
+    return None
+
+
+def adapt_trigger(pattern: BugPattern, target: ApiProfile) -> dict:
+    """The pattern's trigger in the target's own parameter names."""
+    trigger = pattern.trigger.model_dump()
+    trigger["params"] = {target.param_or_role(k) or k: v for k, v in pattern.trigger.params.items()}
+    if target.dtypes and trigger["dtypes"]:
+        trigger["dtypes"] = [d for d in trigger["dtypes"] if d in target.dtypes]
+    return trigger
+
+
+class TransferIndex:
+    """TF-IDF over every target's semantics, fitted once and queried per pattern."""
+
+    def __init__(self, targets: Sequence[ApiProfile]) -> None:
+        self.targets = list(targets)
+        self.by_api = {t.api: i for i, t in enumerate(self.targets)}
+        self.vectorizer = TfidfVectorizer(token_pattern=r"[A-Za-z][A-Za-z0-9]+", sublinear_tf=True, ngram_range=(1, 2))
+        corpus = [t.text for t in self.targets] or [""]
+        self.matrix = self.vectorizer.fit_transform(corpus)
+
+    def text_similarity(self, query_text: str) -> np.ndarray:
+        query = self.vectorizer.transform([query_text])
+        return (self.matrix @ query.T).toarray().ravel()
+
+    def rank(self, pattern: BugPattern, source: ApiProfile | None, *, top_k: int = 5) -> list[RankedCandidate]:
+        query_text = source.text if source is not None else pattern.api.rsplit(".", 1)[-1].replace("_", " ")
+        sims = self.text_similarity(query_text)
+        ranked: list[RankedCandidate] = []
+        for i, target in enumerate(self.targets):
+            if _same_api(target.api, pattern.api):
+                continue
+            why_not = gate(pattern, target)
+            if why_not is not None:
+                continue
+            features = _features(source, target, float(sims[i]))
+            score = sum(WEIGHTS[k] * v for k, v in features.items())
+            ranked.append(RankedCandidate(target.api, round(score, 4), _rationale(features, source, target),
+                                          adapt_trigger(pattern, target), features))
+        ranked.sort(key=lambda c: (-c.score, c.target_api))
+        return ranked[:top_k]
+
+
+def _same_api(a: str, b: str) -> bool:
+    """torch.relu6, torch.nn.functional.relu6 and torch.Tensor.relu6 are one API for transfer."""
+    leaf_a, leaf_b = a.rsplit(".", 1)[-1].rstrip("_"), b.rsplit(".", 1)[-1].rstrip("_")
+    return a == b or (leaf_a == leaf_b and not (a.split(".")[-1][:1].isupper() ^ b.split(".")[-1][:1].isupper()))
+
+
+def _features(source: ApiProfile | None, target: ApiProfile, text_sim: float) -> dict[str, float]:
+    if source is None:
+        return {"text": text_sim, "category": 0.0, "roles": 0.0, "arity": 0.0}
+    union = source.roles | target.roles
+    roles = len(source.roles & target.roles) / len(union) if union else 0.5
+    widest = max(source.n_tensor_inputs, target.n_tensor_inputs, 1)
+    arity = 1.0 - abs(source.n_tensor_inputs - target.n_tensor_inputs) / widest
+    category = 1.0 if source.category == target.category and source.category != "other" else 0.0
+    return {"text": text_sim, "category": category, "roles": roles, "arity": arity}
+
+
+def _rationale(features: dict[str, float], source: ApiProfile | None, target: ApiProfile) -> str:
+    parts = [f"semantic text similarity {features['text']:.2f}"]
+    if source is not None:
+        if features["category"]:
+            parts.append(f"same category {target.category!r}")
+        shared = sorted(source.roles & target.roles)
+        if shared:
+            parts.append("shares parameter roles " + ", ".join(shared))
+        parts.append(f"{target.n_tensor_inputs} tensor input(s) vs {source.n_tensor_inputs}")
+    parts.append("supports the pattern's modes and trigger")
+    return "; ".join(parts)

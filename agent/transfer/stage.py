@@ -1,0 +1,73 @@
+"""The transfer stage: for each new pattern, store its top-K target APIs and its source re-check."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from agent.patterns import BugPattern, FormalParseError, parse_formal
+from agent.transfer.profile import ApiProfile, profile_from_semantics
+from agent.transfer.rank import RankedCandidate, TransferIndex
+from db.queries import transfer as q
+from db.store import Store
+
+# (pattern, candidate) -> (keep, reason, adapted trigger or None); the LLM transfer check plugs in here
+CandidateCheck = Callable[[BugPattern, RankedCandidate], tuple[bool, str, dict | None]]
+
+
+@dataclass
+class TransferSummary:
+    patterns: int = 0
+    candidates: int = 0
+    vetoed: int = 0
+    unparsable: int = 0
+    per_pattern: dict[int, list[str]] = field(default_factory=dict)
+
+
+def load_index(store: Store) -> tuple[TransferIndex, dict[str, ApiProfile]]:
+    with store.session() as session:
+        profiles = [
+            profile_from_semantics(s.api, s.category, s.summary, s.parameters, s.dtypes, s.details)
+            for s in q.all_semantics(session)
+        ]
+    return TransferIndex(profiles), {p.api: p for p in profiles}
+
+
+def run_transfer(store: Store, *, top_k: int = 5, limit: int | None = None,
+                 check: CandidateCheck | None = None,
+                 source_profile: Callable[[str], ApiProfile | None] | None = None) -> TransferSummary:
+    """Rank targets for every pattern without candidates; the source API is kept as a re-check."""
+    index, profiles = load_index(store)
+    summary = TransferSummary()
+    with store.session() as session:
+        patterns = q.patterns_without_candidates(session, limit=limit)
+        for row in patterns:
+            try:
+                pattern = parse_formal(row.formal)
+            except FormalParseError as exc:
+                q.mark_pattern(session, row.id, status="error", error=f"formal text does not parse: {exc}")
+                summary.unparsable += 1
+                continue
+            source = profiles.get(pattern.api) or (source_profile(pattern.api) if source_profile else None)
+            ranked = index.rank(pattern, source, top_k=top_k)
+            rows: list[dict] = [{
+                "target_api": pattern.api, "score": 1.0, "status": "source",
+                "rationale": "the source API: re-check whether the reported bug still reproduces",
+                "adapted_trigger": pattern.trigger.model_dump(),
+            }]
+            for cand in ranked:
+                status, rationale, trigger = "proposed", cand.rationale, cand.adapted_trigger
+                if check is not None:
+                    keep, reason, adapted = check(pattern, cand)
+                    if not keep:
+                        status, summary.vetoed = "vetoed", summary.vetoed + 1
+                    rationale = f"{rationale}; check: {reason}" if reason else rationale
+                    trigger = adapted if adapted is not None else trigger
+                rows.append({"target_api": cand.target_api, "score": cand.score, "status": status,
+                             "rationale": rationale, "adapted_trigger": trigger})
+            q.add_candidates(session, row.id, rows)
+            q.mark_pattern(session, row.id, status="transferred")
+            summary.patterns += 1
+            summary.candidates += len(ranked)
+            summary.per_pattern[row.id] = [c.target_api for c in ranked]
+    return summary

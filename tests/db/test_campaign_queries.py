@@ -1,0 +1,63 @@
+"""The fuzz work queue: claims are exclusive, stale claims come back, results are stored."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from db import models
+from db.base import utcnow
+from db.queries import campaign as q
+from db.queries import transfer as tq
+from db.store import Store
+from tests.db.fixtures import add_issue_with_pattern
+
+
+def _harness(store: Store) -> int:
+    pattern_id = add_issue_with_pattern(store)
+    with store.session() as session:
+        [cand] = tq.add_candidates(session, pattern_id, [{"target_api": "torch.relu", "score": 0.9}])
+        return tq.add_harness(session, cand.id, {"api": "torch.relu"}).id
+
+
+def test_claim_is_exclusive(store: Store) -> None:
+    hid = _harness(store)
+    with store.session() as session:
+        assert q.claim(session, hid) is True
+    with store.session() as session:
+        assert q.claim(session, hid) is False
+        assert q.pending_harnesses(session) == []
+
+
+def test_stale_claims_are_reclaimed_fresh_ones_kept(store: Store) -> None:
+    hid = _harness(store)
+    with store.session() as session:
+        q.claim(session, hid)
+    with store.session() as session:
+        assert q.reclaim_stale(session, timedelta(minutes=30)) == 0
+    with store.session() as session:
+        assert q.reclaim_stale(session, timedelta(minutes=30), now=utcnow() + timedelta(hours=1)) == 1
+        assert [h for h, _ in q.pending_harnesses(session)] == [hid]
+
+
+def test_result_is_stored_and_counted(store: Store) -> None:
+    hid = _harness(store)
+    with store.session() as session:
+        run_id = q.start_run(session, "fuzz", {"budget_s": 1})
+        q.claim(session, hid)
+        q.record_result(session, hid, run_id, verdict="confirmed", reason="r", evidence={"max_abs_diff": 1.0},
+                        repro="print()", signature="sig")
+        q.finish_run(session, run_id, "completed", {"tasks": 1})
+    with store.session() as session:
+        assert q.verdict_counts(session, run_id) == {"confirmed": 1}
+        assert session.get(models.Harness, hid).status == "done"
+        run = session.get(models.Run, run_id)
+        assert run.exit_reason == "completed" and run.counters == {"tasks": 1} and run.ended_at is not None
+
+
+def test_release_returns_an_unstarted_claim(store: Store) -> None:
+    hid = _harness(store)
+    with store.session() as session:
+        q.claim(session, hid)
+        q.release(session, hid)
+    with store.session() as session:
+        assert [h for h, _ in q.pending_harnesses(session)] == [hid]
