@@ -116,6 +116,7 @@ class _ArrayReader:
         self.bytes_read = 0
         self.line = 1  # line number at self.pos
         self._line_mark = 0  # buffer index up to which newlines were counted into self.line
+        self._bom_checked = False
 
     def _fill(self, at_least: int | None = None) -> bool:
         """Append the next chunk; drop the consumed prefix. False at end of file."""
@@ -134,10 +135,11 @@ class _ArrayReader:
             self.eof = True
             self.buf += self.text.decode(b"", final=True)
             return False
-        chunk = self.text.decode(data)
-        if not self.buf and self.bytes_read == len(data):
-            chunk = chunk.lstrip("\ufeff")
-        self.buf += chunk
+        self.buf += self.text.decode(data)
+        if not self._bom_checked and self.buf:
+            self._bom_checked = True
+            if self.buf[0] == "\ufeff":
+                self.buf = self.buf[1:]
         return True
 
     def _advance_line(self, upto: int) -> None:
@@ -156,8 +158,9 @@ class _ArrayReader:
 
     def records(self) -> Iterator[DumpRecord]:
         self._fill()
-        self._skip_ws()
-        self.pos += 1  # the opening '[' (checked by detect_format)
+        if not self._skip_ws() or self.buf[self.pos] != "[":
+            raise DumpFormatError("not a JSON array")  # detect_format said otherwise: the file changed
+        self.pos += 1
         index = 0
         while True:
             if not self._skip_ws():

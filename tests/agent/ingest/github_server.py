@@ -3,9 +3,10 @@
 It serves ``{prefix}/repos/OWNER/REPO/issues`` (state, labels, since, sort, direction,
 per_page, page; Link-header pagination; ETag and If-None-Match → 304) and
 ``{prefix}/repos/OWNER/REPO/issues/N/comments``, with rate-limit headers on every answer.
-Scripted faults (``faults``) are consumed one per request: a primary rate limit whose reset
-is a second ahead (requests before the reset are refused again and counted), a secondary
-limit with Retry-After, a 502, or a slow answer.
+The primary limit is modelled: at ``remaining == 0`` every request before ``reset_at`` is
+refused with 403 and counted in ``early_requests``. Scripted faults (``faults``) are consumed
+one per request: "ratelimit" (quota used up, reset a second ahead), "secondary" (429 with
+Retry-After), "502", or "slow:SECONDS".
 """
 
 from __future__ import annotations
@@ -41,9 +42,11 @@ class GitHubState:
     comments: dict[tuple[str, int], list[dict[str, Any]]] = field(default_factory=dict)
     faults: list[str] = field(default_factory=list)
     log: list[Logged] = field(default_factory=list)
-    early_requests: int = 0  # requests made while a primary limit was still in force
-    blocked_until: float = 0.0
-    remaining: int = 5000
+    early_requests: int = 0  # requests made while the primary limit was used up
+    limit: int = 5000
+    remaining: int = 5000  # at 0, requests before reset_at are refused (403) and counted
+    reset_at: int = field(default_factory=lambda: int(time.time()) + 3600)
+    max_per_page: int = 100
     token: str | None = None  # when set, requests must carry it
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -69,7 +72,7 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header(name, value)
         if not headers or "X-RateLimit-Remaining" not in headers:
             self.send_header("X-RateLimit-Remaining", str(state.remaining))
-            self.send_header("X-RateLimit-Reset", str(int(time.time()) + 3600))
+            self.send_header("X-RateLimit-Reset", str(state.reset_at))
         self.send_header("Content-Length", str(len(payload)))
         self.end_headers()
         if payload:
@@ -85,15 +88,15 @@ class _Handler(BaseHTTPRequestHandler):
         with state.lock:
             state.log.append(self._entry)
             fault = state.faults.pop(0) if state.faults else None
-            blocked = time.time() < state.blocked_until
-        if blocked:
-            with state.lock:
+            if state.remaining <= 0 and time.time() >= state.reset_at:
+                state.remaining = state.limit  # the window rolled over
+            blocked = state.remaining <= 0
+            if blocked:
                 state.early_requests += 1
-            self._rate_limited()
-            return
-        if fault == "ratelimit":
-            with state.lock:
-                state.blocked_until = float(int(time.time()) + 1)
+            elif fault == "ratelimit":
+                state.remaining = 0
+                state.reset_at = int(time.time()) + 1  # a second ahead
+        if blocked or fault == "ratelimit":
             self._rate_limited()
             return
         if fault == "secondary":
@@ -120,7 +123,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(404, {"message": "Not Found"})
 
     def _rate_limited(self) -> None:
-        reset = int(self.server.state.blocked_until)
+        reset = self.server.state.reset_at
         self._send(
             403,
             {"message": "API rate limit exceeded for 127.0.0.1."},
@@ -128,7 +131,7 @@ class _Handler(BaseHTTPRequestHandler):
         )
 
     def _page(self, items: list[dict[str, Any]], query: dict[str, str], default_per_page: int) -> None:
-        per_page = min(int(query.get("per_page", default_per_page)), 100)
+        per_page = min(int(query.get("per_page", default_per_page)), self.server.state.max_per_page)
         page = int(query.get("page", 1))
         chunk = items[(page - 1) * per_page : page * per_page]
         last = max(1, -(-len(items) // per_page))
@@ -145,7 +148,7 @@ class _Handler(BaseHTTPRequestHandler):
         if self.headers.get("If-None-Match") == etag:
             self._send(304, None, headers)
             return
-        with self.server.state.lock:
+        with self.server.state.lock:  # a 304 costs no quota, as on GitHub
             self.server.state.remaining -= 1
         self._send(200, chunk, headers)
 
