@@ -86,10 +86,14 @@ def summary(store: Store, *, top: int = 10) -> dict[str, Any]:
 
 
 def ingest_stage(store: Store, settings: Settings, source: str, *, limit: int | None = None) -> dict[str, Any]:
-    from agent.ingest import ingest_source
+    from agent.ingest import DumpFormatError, GitHubError, ingest_source
 
-    result = ingest_source(store, source, settings=settings, limit=limit)
-    return result.to_dict() if hasattr(result, "to_dict") else dict(result)
+    token = settings.github_token.get_secret_value() if settings.github_token else None
+    try:
+        result = ingest_source(store, source, token=token, limit=limit)
+    except (DumpFormatError, GitHubError) as exc:
+        raise ValueError(str(exc)) from None
+    return result.model_dump(mode="json")
 
 
 def extract_stage(store: Store, settings: Settings) -> dict[str, Any]:
