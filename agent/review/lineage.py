@@ -87,22 +87,24 @@ def source_issue_url(finding: FindingRecord) -> str | None:
     return finding.issue.url or f"https://github.com/{finding.issue.repo}/issues/{finding.issue.number}"
 
 
-def describe_trigger(conditions: dict[str, Any]) -> str:
-    """A short phrase such as "float16 inputs with nan, noncontiguous"."""
-    parts: list[str] = []
+def describe_trigger(conditions: dict[str, Any], dtype: str | None = None) -> str:
+    """A short phrase such as "float16 inputs with nan, noncontiguous layout"; "" when nothing is known."""
     dtypes = conditions.get("dtypes")
-    if isinstance(dtypes, list) and dtypes:
-        parts.append("/".join(map(str, dtypes)) + " inputs")
+    names = [str(d) for d in dtypes] if isinstance(dtypes, list) and dtypes else ([dtype] if dtype else [])
+    extras: list[str] = []
     special = conditions.get("special_values")
     if isinstance(special, list) and special:
-        parts.append("with " + ", ".join(map(str, special)))
+        extras.append("with " + ", ".join(map(str, special)))
     layout = conditions.get("layout")
     if layout:
-        parts.append(f"{layout} layout")
+        extras.append(f"{layout} layout")
     shape = conditions.get("shape")
     if isinstance(shape, list) and shape:
-        parts.append(", ".join(map(str, shape)) + " shapes")
+        extras.append(", ".join(map(str, shape)) + " shapes")
     params = conditions.get("params")
     if isinstance(params, dict) and params:
-        parts.append(", ".join(f"{k} {v}" for k, v in params.items()))
-    return ", ".join(parts)
+        extras.append(", ".join(f"{k} {v}" for k, v in params.items()))
+    if not names and not extras:
+        return ""
+    subject = ("/".join(names) + " inputs") if names else "inputs"
+    return " ".join([subject, *extras[:1]]) + "".join(f", {e}" for e in extras[1:])

@@ -107,7 +107,7 @@ def build_lineage(session: Session) -> Lineage:
     session.add(candidate)
     session.flush()
     harness = Harness(candidate_id=candidate.id, spec=spec("torch.relu", "compile:inductor"), status="done")
-    direct = Harness(candidate_id=None, spec=spec("torch.sigmoid", "jit.trace"), status="done")
+    direct = Harness(candidate_id=None, spec=spec("torch.sigmoid", "jit.trace", "JIT_Eager_Mismatch"), status="done")
     session.add_all([harness, direct])
     session.flush()
     return Lineage(issue.id, pattern.id, candidate.id, harness.id, direct.id)

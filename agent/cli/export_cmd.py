@@ -1,0 +1,71 @@
+"""`transfuzz export`: confirmed or accepted findings as reports ready to file, plus index.json."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from agent.cli.context import EXIT_FAILURE, EXIT_USAGE, fail, get_ctx
+
+FORMATS = ("markdown", "json")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("export")(export)
+
+
+def export(
+    ctx: typer.Context,
+    out: Annotated[Path, typer.Option("--out", help="Directory for the reports (created if missing).")] = Path(
+        "transfuzz-export"
+    ),
+    status: Annotated[
+        str,
+        typer.Option("--status", help="confirmed: verdict confirmed and not rejected; accepted: accepted in review."),
+    ] = "confirmed",
+    fmt: Annotated[str, typer.Option("--format", help="markdown or json (one file per signature group).")] = "markdown",
+    check_repro: Annotated[
+        bool,
+        typer.Option(
+            "--check-repro",
+            help="Run every repro script in a sandboxed fresh interpreter; exit 1 if one contradicts its verdict.",
+        ),
+    ] = False,
+    repro_timeout: Annotated[float, typer.Option("--repro-timeout", min=1.0, help="Seconds per repro script.")] = 120.0,
+) -> None:
+    """Export findings as reports in the shape PyTorch asks of fuzzer-found bugs."""
+    from agent.export.pipeline import EXPORT_STATUSES, export_findings
+    from agent.export.writer import ExportError
+
+    cli = get_ctx(ctx)
+    if status not in EXPORT_STATUSES:
+        fail(f"--status {status!r} is not one of {', '.join(EXPORT_STATUSES)}", code=EXIT_USAGE)
+    if fmt not in FORMATS:
+        fail(f"--format {fmt!r} is not one of {', '.join(FORMATS)}", code=EXIT_USAGE)
+    store = cli.store()
+    try:
+        index = export_findings(
+            store, out, status=status, fmt=fmt, check_repro=check_repro, repro_timeout_s=repro_timeout  # type: ignore[arg-type]
+        )
+    except ExportError as exc:
+        fail(str(exc), code=EXIT_USAGE)
+    if cli.json:
+        cli.emit({"out": str(out), **index.model_dump(mode="json")})
+    else:
+        cli.err.print(
+            f"{index.report_count} report(s) for {index.finding_count} finding(s) in {out}/ (index: {out}/index.json)",
+            highlight=False,
+        )
+        for entry in index.reports:
+            cli.err.print(f"  {entry.file}: {entry.title}", highlight=False, soft_wrap=True)
+    disagreements = index.disagreements
+    if disagreements:
+        for check in disagreements:
+            cli.err.print(
+                f"repro of finding {check.finding_id} exited {check.exit_code}, its verdict {check.verdict} expects"
+                f" {check.expected_exit}",
+                highlight=False,
+            )
+        raise typer.Exit(EXIT_FAILURE)

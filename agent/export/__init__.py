@@ -1,0 +1,1 @@
+"""Export of confirmed or accepted findings as reports ready to file (Markdown or JSON) plus an index."""

@@ -1,0 +1,268 @@
+"""Build one report from a group of findings that share a signature (the JSON shape of an export)."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from typing import Any
+
+from pydantic import BaseModel
+
+from agent.export.environment import Environment
+from agent.export.rules import RuleCheck, all_met, check_rules
+from agent.export.title import bracket, mode_words, title
+from agent.review import lineage
+from agent.review.views import formal_text
+from db.queries.findings import FindingRecord, SignatureGroup
+
+# torch.testing.assert_close defaults (rtol, atol) per dtype, quoted as the "expected" bound.
+DEFAULT_TOLERANCES: dict[str, tuple[float, float]] = {
+    "float16": (1e-3, 1e-5),
+    "bfloat16": (1.6e-2, 1e-5),
+    "float32": (1.3e-6, 1e-5),
+    "float64": (1e-7, 1e-7),
+    "complex64": (1.3e-6, 1e-5),
+    "complex128": (1e-7, 1e-7),
+}
+
+
+
+class ReportFinding(BaseModel):
+    id: int
+    verdict: str
+    review_status: str
+    reason: str
+    evidence: dict[str, Any]
+    repro_file: str | None
+    harness_id: int
+    run_id: int | None
+    created_at: datetime
+
+
+class SourceIssue(BaseModel):
+    repo: str
+    number: int
+    title: str
+    url: str
+    api: str | None
+    source_reproduces: bool | None
+
+
+class Transfer(BaseModel):
+    candidate_id: int
+    score: float
+    rationale: str
+
+
+class Report(BaseModel):
+    number: int
+    slug: str
+    title: str
+    bracket: str
+    api: str
+    kind: str
+    reference_mode: str
+    test_mode: str
+    dtype: str | None
+    signature: str
+    description: str
+    observed: list[str]
+    expected: list[str]
+    backend_ablation: dict[str, Any]
+    representative_finding: int
+    repro: str
+    pattern_formal: str
+    source_issue: SourceIssue | None
+    transfer: Transfer | None
+    findings: list[ReportFinding]
+    rules: list[RuleCheck]
+    rules_met: bool
+    labels: list[str]
+    torch_version_found: list[str]
+    environment: Environment
+
+    @property
+    def finding_ids(self) -> list[int]:
+        return [f.id for f in self.findings]
+
+
+def repro_file_name(finding_id: int) -> str:
+    return f"repro_{finding_id}.py"
+
+
+def _representative(findings: list[FindingRecord]) -> FindingRecord:
+    """The finding whose repro is shortest (the most minimal), oldest on ties; any if none has one."""
+    with_repro = [f for f in findings if f.repro.strip()]
+    if not with_repro:
+        return findings[0]
+    return min(with_repro, key=lambda f: (len(f.repro), f.id))
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:60] or "report"
+
+
+def _fmt(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    return str(value)
+
+
+def _observed(finding: FindingRecord, reference: str, test: str) -> list[str]:
+    evidence = finding.evidence
+    lines: list[str] = []
+    if finding.verdict in ("crash", "hang"):
+        lines.append(f"{mode_words(test)} {'crashed' if finding.verdict == 'crash' else 'did not finish'}: {finding.reason or 'no detail recorded'}")
+    elif "max_abs_diff" in evidence or "max_rel_diff" in evidence:
+        diff = f"max abs diff {_fmt(evidence.get('max_abs_diff', '?'))}, max rel diff {_fmt(evidence.get('max_rel_diff', '?'))}"
+        where = ""
+        if "mismatch_count" in evidence:
+            where += f" at {_fmt(evidence['mismatch_count'])} element(s)"
+        if "first_index" in evidence:
+            where += f", first at index {_fmt(evidence['first_index'])}"
+        lines.append(f"{mode_words(test)} vs {mode_words(reference)}: {diff}{where}")
+    elif finding.reason:
+        lines.append(finding.reason)
+    if "observed" in evidence:
+        lines.append(f"observed value: {_fmt(evidence['observed'])}")
+    if "test_error_vs_fp64" in evidence:
+        lines.append(f"error of {mode_words(test)} against a float64 computation: {_fmt(evidence['test_error_vs_fp64'])}")
+    return lines or ["(no measurement recorded)"]
+
+
+def _expected(finding: FindingRecord, reference: str, test: str, dtype: str | None) -> list[str]:
+    evidence = finding.evidence
+    lines: list[str] = []
+    if finding.verdict in ("crash", "hang"):
+        lines.append(f"{mode_words(test)} returns what {mode_words(reference)} returns, or raises the same exception")
+    else:
+        tolerance = DEFAULT_TOLERANCES.get(dtype or "")
+        bound = f" (rtol={tolerance[0]:g}, atol={tolerance[1]:g} for {dtype})" if tolerance else ""
+        lines.append(
+            f"{mode_words(test)} matches {mode_words(reference)} within torch.testing's default tolerances{bound},"
+            " or is at least as close to a float64 computation"
+        )
+    if "expected" in evidence:
+        lines.append(f"expected value: {_fmt(evidence['expected'])}")
+    if "ref_error_vs_fp64" in evidence:
+        lines.append(f"error of {mode_words(reference)} against a float64 computation: {_fmt(evidence['ref_error_vs_fp64'])}")
+    return lines
+
+
+def _description(
+    finding: FindingRecord, members: list[FindingRecord], api: str, reference: str, test: str, condition: str
+) -> str:
+    evidence = finding.evidence
+    sentences: list[str] = []
+    when = f" on {condition}" if condition else ""
+    if finding.verdict == "crash":
+        sentences.append(f"`{api}` crashes under {mode_words(test)}{when}, where {mode_words(reference)} does not.")
+    elif finding.verdict == "hang":
+        sentences.append(f"`{api}` does not finish under {mode_words(test)}{when}, where {mode_words(reference)} does.")
+    elif reference == test:
+        sentences.append(f"`{api}` returns wrong values in {mode_words(test)}{when}.")
+    else:
+        sentences.append(f"`{api}` returns different values under {mode_words(test)} than under {mode_words(reference)}{when}.")
+    ref_err, test_err = evidence.get("ref_error_vs_fp64"), evidence.get("test_error_vs_fp64")
+    if isinstance(ref_err, (int, float)) and isinstance(test_err, (int, float)) and test_err > ref_err:
+        # The fp64 comparison is what separates a bug from accumulation-order noise.
+        sentences.append(
+            f"The {mode_words(test)} result is further from a float64 computation than the {mode_words(reference)}"
+            f" result ({_fmt(test_err)} vs {_fmt(ref_err)}), so this is not reordering noise."
+        )
+    if len(members) > 1:
+        sentences.append(f"{len(members)} findings with the same signature show it; they are listed below.")
+    if finding.issue is not None and finding.pattern is not None:
+        sentences.append(
+            f"TransFuzz found it by transferring the bug pattern of {finding.issue.repo}#{finding.issue.number}"
+            f" (on `{finding.pattern.api or '?'}`) to `{api}`."
+        )
+    sentences.append(f"TransFuzz verdict: {finding.verdict}" + (f" — {finding.reason}" if finding.reason else "."))
+    return " ".join(sentences)
+
+
+def _labels(kind: str, reference: str, test: str, verdict: str) -> list[str]:
+    labels = ["topic: fuzzer"]
+    if verdict == "crash":
+        labels.append("module: crash")
+    elif kind not in ("Exception_Mismatch", "Crash"):
+        labels.append("module: correctness (silent)")
+    modes = (reference, test)
+    if any(m.startswith("compile:") for m in modes):
+        labels += ["oncall: pt2", "module: pt2 accuracy"] if verdict not in ("crash", "hang") else ["oncall: pt2"]
+    if any(m.startswith("jit.") for m in modes):
+        labels.append("oncall: jit")
+    if any(m.startswith(("dtype:", "autocast:")) for m in modes):
+        labels.append("module: half")
+    return labels
+
+
+def build_report(number: int, group: SignatureGroup, environment: Environment) -> Report:
+    members = group.findings
+    lead = _representative(members)
+    api = lineage.target_api(lead)
+    reference, test = lineage.mode_pair(lead)
+    kind = lineage.kind(lead)
+    dtype = lineage.dtype(lead)
+    condition = lineage.describe_trigger(lineage.trigger(lead), dtype)
+    ablation = lead.evidence.get("backend_ablation")
+    rules = check_rules(
+        api=api,
+        reference_mode=reference,
+        test_mode=test,
+        evidence=lead.evidence,
+        repro=lead.repro,
+        collect_env_ok=not environment.collect_env.startswith("("),
+    )
+    versions = sorted({str(f.evidence["torch_version"]) for f in members if f.evidence.get("torch_version")})
+    return Report(
+        number=number,
+        slug=f"{number:03d}-{_slug(api + '-' + kind)}",
+        title=title(api, reference, test, kind, lead.verdict, condition),
+        bracket=bracket(reference, test, kind, lead.verdict),
+        api=api,
+        kind=kind,
+        reference_mode=reference,
+        test_mode=test,
+        dtype=dtype,
+        signature=lead.signature,
+        description=_description(lead, members, api, reference, test, condition),
+        observed=_observed(lead, reference, test),
+        expected=_expected(lead, reference, test, dtype),
+        backend_ablation=ablation if isinstance(ablation, dict) else {},
+        representative_finding=lead.id,
+        repro=lead.repro,
+        pattern_formal=formal_text(lead),
+        source_issue=None
+        if lead.issue is None
+        else SourceIssue(
+            repo=lead.issue.repo,
+            number=lead.issue.number,
+            title=lead.issue.title,
+            url=lineage.source_issue_url(lead) or "",
+            api=lead.pattern.api if lead.pattern else None,
+            source_reproduces=lead.pattern.source_reproduces if lead.pattern else None,
+        ),
+        transfer=None
+        if lead.candidate is None
+        else Transfer(candidate_id=lead.candidate.id, score=lead.candidate.score, rationale=lead.candidate.rationale),
+        findings=[
+            ReportFinding(
+                id=f.id,
+                verdict=f.verdict,
+                review_status=f.review_status,
+                reason=f.reason,
+                evidence=f.evidence,
+                repro_file=repro_file_name(f.id) if f.repro.strip() else None,
+                harness_id=f.harness_id,
+                run_id=f.run_id,
+                created_at=f.created_at,
+            )
+            for f in members
+        ],
+        rules=rules,
+        rules_met=all_met(rules),
+        labels=_labels(kind, reference, test, lead.verdict),
+        torch_version_found=versions,
+        environment=environment,
+    )

@@ -1,0 +1,104 @@
+"""Check a report against PyTorch's rules for fuzzer-found bugs (pt2-bug-report template).
+
+The template asks for: default rtol/atol; no comparison of max/min indices; a higher-precision
+(fp64) baseline as ``torch._dynamo.utils.same(..., fp64_ref=...)`` does; equal RNG state
+(``torch._inductor.config.fallback_random = True`` and a reseed); a minimal standalone repro; the
+backend ablation; collect_env. Reports that ignore them are closed automatically, so each report
+carries this checklist and says plainly what is unmet or not shown, instead of claiming it.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Literal
+
+from pydantic import BaseModel
+
+Status = Literal["met", "not_met", "unclear", "n/a"]
+
+# APIs whose results are indices; comparing them is a known false alarm (ties).
+_INDEX_APIS = {"argmax", "argmin", "argsort"}
+# APIs that return (values, indices): only the values may be compared.
+_VALUES_AND_INDICES_APIS = {"max", "min", "sort", "topk", "kthvalue", "mode", "median", "nanmedian", "cummax", "cummin"}
+
+_EXPLICIT_TOLERANCE = re.compile(r"\b(?:atol|rtol)\s*=")
+_PROJECT_IMPORT = re.compile(r"^\s*(?:from|import)\s+(?:agent|fuzz_core|db|transfuzz)\b", re.MULTILINE)
+
+
+class RuleCheck(BaseModel):
+    rule: str
+    status: Status
+    detail: str
+
+
+def _is_compile(mode: str) -> bool:
+    return mode.startswith("compile:")
+
+
+def check_rules(
+    *,
+    api: str,
+    reference_mode: str,
+    test_mode: str,
+    evidence: dict[str, Any],
+    repro: str,
+    collect_env_ok: bool,
+) -> list[RuleCheck]:
+    compiled = _is_compile(reference_mode) or _is_compile(test_mode)
+    checks: list[RuleCheck] = []
+
+    tolerances = {k: evidence[k] for k in ("rtol", "atol") if k in evidence}
+    if evidence.get("default_tolerances") is False:
+        checks.append(RuleCheck(rule="default tolerances", status="not_met", detail=f"harness used {tolerances or 'custom tolerances'}"))
+    elif _EXPLICIT_TOLERANCE.search(repro):
+        checks.append(RuleCheck(rule="default tolerances", status="unclear", detail="the repro passes rtol/atol explicitly; make sure they are the defaults"))
+    else:
+        checks.append(RuleCheck(rule="default tolerances", status="met", detail="torch.testing defaults for the dtype"))
+
+    leaf = api.rsplit(".", 1)[-1]
+    if leaf in _INDEX_APIS:
+        checks.append(RuleCheck(rule="no index comparison", status="not_met", detail=f"{leaf} returns indices, which differ legitimately on ties"))
+    elif leaf in _VALUES_AND_INDICES_APIS:
+        checks.append(RuleCheck(rule="no index comparison", status="unclear", detail=f"{leaf} returns indices too; the repro must compare values only"))
+    else:
+        checks.append(RuleCheck(rule="no index comparison", status="met", detail="the API returns no indices"))
+
+    has_fp64 = "ref_error_vs_fp64" in evidence and "test_error_vs_fp64" in evidence
+    repro_fp64 = "fp64_ref" in repro or "float64" in repro or ".double()" in repro
+    if has_fp64 and (repro_fp64 or not repro):
+        checks.append(RuleCheck(rule="fp64 baseline", status="met", detail="both modes compared against a float64 computation"))
+    elif has_fp64:
+        checks.append(RuleCheck(rule="fp64 baseline", status="unclear", detail="the harness compared against float64, the repro script does not show it"))
+    else:
+        checks.append(RuleCheck(rule="fp64 baseline", status="not_met", detail="no float64 reference error recorded"))
+
+    if not compiled:
+        checks.append(RuleCheck(rule="equal RNG state", status="n/a", detail="no torch.compile mode involved"))
+    elif "fallback_random" in repro or evidence.get("fallback_random") is True:
+        checks.append(RuleCheck(rule="equal RNG state", status="met", detail="torch._inductor.config.fallback_random = True"))
+    else:
+        checks.append(RuleCheck(rule="equal RNG state", status="not_met", detail="set torch._inductor.config.fallback_random = True and reseed"))
+
+    if not repro.strip():
+        checks.append(RuleCheck(rule="minimal standalone repro", status="not_met", detail="no repro script stored"))
+    elif _PROJECT_IMPORT.search(repro):
+        checks.append(RuleCheck(rule="minimal standalone repro", status="not_met", detail="the repro imports TransFuzz code"))
+    else:
+        checks.append(RuleCheck(rule="minimal standalone repro", status="met", detail="plain torch script"))
+
+    ablation = evidence.get("backend_ablation")
+    if not compiled:
+        checks.append(RuleCheck(rule="backend ablation", status="n/a", detail="no torch.compile mode involved"))
+    elif isinstance(ablation, dict) and ablation:
+        checks.append(RuleCheck(rule="backend ablation", status="met", detail=", ".join(f"{k}: {v}" for k, v in ablation.items())))
+    else:
+        checks.append(RuleCheck(rule="backend ablation", status="not_met", detail="run with eager, aot_eager and inductor backends"))
+
+    checks.append(
+        RuleCheck(rule="collect_env", status="met" if collect_env_ok else "not_met", detail="included below" if collect_env_ok else "collect_env did not run")
+    )
+    return checks
+
+
+def all_met(checks: list[RuleCheck]) -> bool:
+    return all(c.status in ("met", "n/a") for c in checks)

@@ -1,0 +1,190 @@
+"""Write an export: one report per signature group, the repro scripts beside them, and index.json.
+
+Files are written to a temporary name and renamed, so a crash never leaves a half-written
+report. Files named by a previous export's index.json that this export does not write again are
+removed (only those: other files in the directory are never touched), so the directory always
+matches its index.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from datetime import datetime
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel
+
+from agent.export.environment import Environment
+from agent.export.markdown import render_markdown
+from agent.export.report import Report, build_report, repro_file_name
+from agent.export.verify import ReproCheck, run_repro
+from db.base import utcnow
+from db.queries.findings import SignatureGroup
+
+Format = Literal["markdown", "json"]
+INDEX_NAME = "index.json"
+COLLECT_ENV_NAME = "collect_env.txt"
+
+
+class ExportError(ValueError):
+    """The output directory cannot hold an export."""
+
+
+class IndexEntry(BaseModel):
+    number: int
+    file: str
+    title: str
+    bracket: str
+    api: str
+    kind: str
+    reference_mode: str
+    test_mode: str
+    signature: str
+    finding_ids: list[int]
+    verdicts: list[str]
+    representative_finding: int
+    repro_files: list[str]
+    source_issue: str | None
+    rules_met: bool
+    labels: list[str]
+    repro_checks: list[ReproCheck] | None = None
+
+
+class ExportIndex(BaseModel):
+    generated_at: datetime
+    status: str
+    format: Format
+    torch_version: str
+    python: str
+    platform: str
+    collect_env_file: str
+    report_count: int
+    finding_count: int
+    reports: list[IndexEntry]
+
+    @property
+    def disagreements(self) -> list[ReproCheck]:
+        """Repro scripts whose exit code contradicts their finding's verdict."""
+        return [c for e in self.reports for c in (e.repro_checks or []) if c.agrees is False]
+
+
+def _write(path: Path, text: str) -> None:
+    temporary = path.with_name(f".{path.name}.tmp")
+    temporary.write_text(text, encoding="utf-8")
+    os.replace(temporary, path)
+
+
+def _previous_files(out: Path) -> set[str]:
+    """Plain file names a previous export listed; an unreadable index lists nothing."""
+    try:
+        data = json.loads((out / INDEX_NAME).read_text(encoding="utf-8"))
+        names = {COLLECT_ENV_NAME}
+        for entry in data.get("reports", []):
+            names.add(entry["file"])
+            names.update(entry.get("repro_files", []))
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return set()
+    return {n for n in names if isinstance(n, str) and n == Path(n).name and not n.startswith(".")}
+
+
+def prepare_out_dir(out: Path) -> None:
+    if out.exists() and not out.is_dir():
+        raise ExportError(f"--out {out} exists and is not a directory")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ExportError(f"cannot create --out {out}: {exc.strerror or exc}") from None
+
+
+def write_export(
+    groups: list[SignatureGroup],
+    out: Path,
+    *,
+    status: str,
+    fmt: Format,
+    environment: Environment,
+    check_repro: bool = False,
+    repro_timeout_s: float = 120.0,
+) -> ExportIndex:
+    prepare_out_dir(out)
+    stale = _previous_files(out)
+    written: set[str] = set()
+    entries: list[IndexEntry] = []
+
+    _write(out / COLLECT_ENV_NAME, environment.collect_env.rstrip() + "\n")
+    written.add(COLLECT_ENV_NAME)
+    for number, group in enumerate(groups, start=1):
+        report = build_report(number, group, environment)
+        repro_files = _write_repros(out, group)
+        written.update(repro_files)
+        checks = None
+        if check_repro:
+            checks = [
+                run_repro(out / repro_file_name(f.id), finding_id=f.id, verdict=f.verdict, timeout_s=repro_timeout_s)
+                for f in group.findings
+                if f.repro.strip()
+            ]
+        name = f"{report.slug}.md" if fmt == "markdown" else f"{report.slug}.json"
+        _write(out / name, _render(report, fmt))
+        written.add(name)
+        entries.append(_entry(report, name, repro_files, checks))
+
+    index = ExportIndex(
+        generated_at=utcnow(),
+        status=status,
+        format=fmt,
+        torch_version=environment.torch_version,
+        python=environment.python,
+        platform=environment.platform,
+        collect_env_file=COLLECT_ENV_NAME,
+        report_count=len(entries),
+        finding_count=sum(len(e.finding_ids) for e in entries),
+        reports=entries,
+    )
+    _write(out / INDEX_NAME, index.model_dump_json(indent=2) + "\n")
+    for name in stale - written:
+        (out / name).unlink(missing_ok=True)
+    return index
+
+
+def _write_repros(out: Path, group: SignatureGroup) -> list[str]:
+    names: list[str] = []
+    for finding in group.findings:
+        if not finding.repro.strip():
+            continue
+        name = repro_file_name(finding.id)
+        text = finding.repro if finding.repro.endswith("\n") else finding.repro + "\n"
+        _write(out / name, text)
+        names.append(name)
+    return names
+
+
+def _render(report: Report, fmt: Format) -> str:
+    if fmt == "markdown":
+        return render_markdown(report)
+    return report.model_dump_json(indent=2) + "\n"
+
+
+def _entry(report: Report, name: str, repro_files: list[str], checks: list[ReproCheck] | None) -> IndexEntry:
+    source = report.source_issue
+    return IndexEntry(
+        number=report.number,
+        file=name,
+        title=report.title,
+        bracket=report.bracket,
+        api=report.api,
+        kind=report.kind,
+        reference_mode=report.reference_mode,
+        test_mode=report.test_mode,
+        signature=report.signature,
+        finding_ids=report.finding_ids,
+        verdicts=sorted({f.verdict for f in report.findings}),
+        representative_finding=report.representative_finding,
+        repro_files=repro_files,
+        source_issue=source.url if source else None,
+        rules_met=report.rules_met,
+        labels=report.labels,
+        repro_checks=checks,
+    )

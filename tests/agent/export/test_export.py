@@ -1,0 +1,147 @@
+"""Export on a real database: one report per signature group, repro scripts that really run, index.json."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from agent.export.environment import Environment, capture_environment
+from agent.export.pipeline import export_findings
+from agent.export.writer import ExportError
+from db.queries.findings import record_review
+from db.store import Store
+from tests.agent.review.rows import COMPILE_SIGNATURE, RIGHT_REPRO, WRONG_REPRO, add_finding, build_lineage
+
+SHORT_WRONG_REPRO = WRONG_REPRO.replace('"""Repro: torch.relu against a reference value."""\n', "")
+
+
+@pytest.fixture(scope="module")
+def environment() -> Environment:
+    # Real collect_env, once: it spawns pip and lscpu and takes seconds.
+    return capture_environment()
+
+
+@pytest.fixture
+def ids(store: Store) -> dict[str, int]:
+    with store.session() as session:
+        rows = build_lineage(session)
+        return {
+            "first": add_finding(session, rows.harness_id),
+            # Same signature, shorter repro: it becomes the report's minimal repro.
+            "second": add_finding(session, rows.harness_id, repro=SHORT_WRONG_REPRO, max_abs_diff=3.0),
+            "passed": add_finding(session, rows.harness_id, verdict="passed", signature="", repro=RIGHT_REPRO),
+            "jit": add_finding(
+                session, rows.direct_harness_id, signature="torch.sigmoid|eager/jit.trace|JIT_Eager_Mismatch|value",
+                backend_ablation=None,
+            ),
+            "rejected": add_finding(session, rows.direct_harness_id, signature="", repro=""),
+        }
+
+
+def _reject(store: Store, finding_id: int) -> None:
+    with store.session() as session:
+        record_review(session, finding_id, decision="rejected", reviewer="ann", note="noise")
+
+
+def test_markdown_export_groups_by_signature(store: Store, ids: dict[str, int], environment: Environment, tmp_path: Path) -> None:
+    _reject(store, ids["rejected"])
+    out = tmp_path / "reports"
+    index = export_findings(store, out, status="confirmed", fmt="markdown", environment=environment)
+
+    assert index.report_count == 2 and index.finding_count == 3
+    compile_entry, jit_entry = index.reports
+    assert compile_entry.finding_ids == [ids["first"], ids["second"]]
+    assert compile_entry.signature == COMPILE_SIGNATURE
+    assert compile_entry.representative_finding == ids["second"]
+    assert compile_entry.repro_files == [f"repro_{ids['first']}.py", f"repro_{ids['second']}.py"]
+    assert compile_entry.title.startswith("[Eager/Compile Divergence] torch.relu under torch.compile (inductor)")
+    assert compile_entry.source_issue == "https://github.com/pytorch/pytorch/issues/123456"
+    assert jit_entry.title.startswith("[Eager/JIT Divergence] torch.sigmoid")
+    assert jit_entry.source_issue is None
+
+    on_disk = json.loads((out / "index.json").read_text())
+    assert [r["file"] for r in on_disk["reports"]] == [compile_entry.file, jit_entry.file]
+    assert sorted(p.name for p in out.iterdir()) == sorted(
+        ["index.json", "collect_env.txt", compile_entry.file, jit_entry.file,
+         f"repro_{ids['first']}.py", f"repro_{ids['second']}.py", f"repro_{ids['jit']}.py"]
+    )
+
+    text = (out / compile_entry.file).read_text()
+    assert text.startswith("# [Eager/Compile Divergence] torch.relu")
+    for section in ("#### Minimal repro", "#### Observed", "#### Expected", "#### Backend ablation",
+                    "#### Where this comes from", "### Versions", "collect_env"):
+        assert section in text, section
+    assert f"```python\n{SHORT_WRONG_REPRO.rstrip()}\n```" in text
+    assert "| inductor | mismatch |" in text
+    assert "[pytorch/pytorch#123456](https://github.com/pytorch/pytorch/issues/123456)" in text
+    assert "Compile_Eager_Mismatch ::= APICall(torch.nn.functional.gelu)" in text
+    assert f"torch.__version__: {environment.torch_version}" in text
+    assert "`topic: fuzzer`" in text
+    assert "PyTorch version:" in text  # collect_env output itself
+    # Both findings of the group are listed in the one report, not repeated as two reports.
+    assert f"| {ids['first']} | confirmed |" in text and f"| {ids['second']} | confirmed |" in text
+
+
+def test_exported_repros_reproduce_their_verdict_in_a_fresh_interpreter(
+    store: Store, ids: dict[str, int], environment: Environment, tmp_path: Path
+) -> None:
+    with store.session() as session:
+        record_review(session, ids["first"], decision="accepted", reviewer="ann")
+        record_review(session, ids["passed"], decision="accepted", reviewer="ann", note="keep as a regression check")
+    out = tmp_path / "accepted"
+    index = export_findings(store, out, status="accepted", fmt="markdown", environment=environment)
+    assert [e.finding_ids for e in index.reports] == [[ids["first"]], [ids["passed"]]]
+    expected_exit = {"confirmed": 1, "passed": 0}
+    for entry in index.reports:
+        (verdict,) = entry.verdicts
+        (repro,) = entry.repro_files
+        run = subprocess.run([sys.executable, str(out / repro)], capture_output=True, text=True, timeout=120)
+        assert run.returncode == expected_exit[verdict], run.stdout + run.stderr
+        if verdict == "confirmed":
+            assert "MISMATCH" in run.stdout and "Greatest absolute difference" in run.stdout
+
+
+def test_json_export_and_a_second_export_replaces_the_first(
+    store: Store, ids: dict[str, int], environment: Environment, tmp_path: Path
+) -> None:
+    out = tmp_path / "json"
+    (tmp_path / "json").mkdir()
+    (out / "notes.txt").write_text("mine")
+    first = export_findings(store, out, status="confirmed", fmt="json", environment=environment)
+    assert first.report_count == 3  # compile group, jit group, the unsigned confirmed finding
+    report = json.loads((out / first.reports[0].file).read_text())
+    assert report["title"] == first.reports[0].title
+    assert report["backend_ablation"] == {"eager": "match", "aot_eager": "match", "inductor": "mismatch"}
+    assert [f["id"] for f in report["findings"]] == [ids["first"], ids["second"]]
+    assert report["environment"]["collect_env"].startswith("PyTorch version:")
+    assert report["source_issue"]["number"] == 123456
+    unsigned = json.loads((out / first.reports[2].file).read_text())
+    assert unsigned["repro"] == "" and unsigned["findings"][0]["repro_file"] is None
+    assert any(r["rule"] == "minimal standalone repro" and r["status"] == "not_met" for r in unsigned["rules"])
+
+    _reject(store, ids["rejected"])
+    _reject(store, ids["jit"])
+    second = export_findings(store, out, status="confirmed", fmt="json", environment=environment)
+    assert second.report_count == 1
+    names = sorted(p.name for p in out.iterdir())
+    # Files of the first export that the second does not write are gone; other files stay.
+    assert names == sorted(["index.json", "collect_env.txt", "notes.txt", second.reports[0].file,
+                            f"repro_{ids['first']}.py", f"repro_{ids['second']}.py"])
+
+
+def test_nothing_to_export_still_writes_an_index(store: Store, environment: Environment, tmp_path: Path) -> None:
+    index = export_findings(store, tmp_path / "empty", status="accepted", fmt="markdown", environment=environment)
+    assert index.report_count == 0
+    assert json.loads((tmp_path / "empty" / "index.json").read_text())["reports"] == []
+
+
+def test_out_must_be_a_directory(store: Store, environment: Environment, tmp_path: Path) -> None:
+    target = tmp_path / "a-file"
+    target.write_text("x")
+    with pytest.raises(ExportError, match="exists and is not a directory"):
+        export_findings(store, target, environment=environment)
+    assert target.read_text() == "x"
