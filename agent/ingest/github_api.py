@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -129,12 +130,26 @@ class GitHubIssuesApi:
             event_hooks={"request": [self._count_request]},
         )
         self._pause_until: float = 0.0
+        self._depth = 0
 
     def _count_request(self, _request: Any) -> None:
         self.stats.requests += 1
 
-    def close(self) -> None:
-        """githubkit opens a client per call outside a context; nothing to release."""
+    @contextmanager
+    def connection(self) -> Iterator[GitHubIssuesApi]:
+        """Keep one HTTP client (and its TLS connections) for every request inside; re-entrant.
+
+        Outside it githubkit builds a new client, hence a new connection, for each request.
+        """
+        if self._depth == 0:
+            self._gh.__enter__()
+        self._depth += 1
+        try:
+            yield self
+        finally:
+            self._depth -= 1
+            if self._depth == 0:
+                self._gh.__exit__(None, None, None)
 
     # -- requests -------------------------------------------------------------------------
 

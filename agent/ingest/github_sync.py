@@ -15,6 +15,7 @@ issue's ``updated_at``.
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -97,15 +98,40 @@ def ingest_github(
         since=effective_since.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ") if effective_since else None,
     )
     summary.add_repo(repo)
-    processed = 0
     requests_before = api.stats.requests
     waits_before = api.stats.rate_limit_waits
+    plan = _SyncPlan(repo, key, filters, list(labels or []), state, effective_since, etag, limit, comments)
+    with api.connection():
+        _sync_pages(store, api, plan, events, summary)
+    summary.requests = api.stats.requests - requests_before
+    summary.rate_limit_waits = api.stats.rate_limit_waits - waits_before
+    summary.elapsed_s = round(time.perf_counter() - started, 3)
+    return summary
+
+
+@dataclass(frozen=True)
+class _SyncPlan:
+    repo: str
+    key: str
+    filters: dict[str, Any]
+    labels: list[str]
+    state: str
+    since: datetime | None
+    etag: str | None
+    limit: int | None
+    comments: bool
+
+
+def _sync_pages(store: Store, api: GitHubIssuesApi, plan: _SyncPlan, events: IngestEvents, summary: IngestSummary) -> None:
+    """Walk the listing page by page; each page is upserted together with the cursor's move."""
+    repo, key, filters, limit = plan.repo, plan.key, plan.filters, plan.limit
+    processed = 0
     first = True
-    for page in api.issue_pages(repo, state=state, labels=labels, since=effective_since, etag=etag):
+    for page in api.issue_pages(repo, state=plan.state, labels=plan.labels, since=plan.since, etag=plan.etag):
         if page.not_modified:
             summary.not_modified = True
             with store.session() as session:
-                set_cursor(session, key, repo=repo, filters=filters, last_updated_at=None, etag=etag)
+                set_cursor(session, key, repo=repo, filters=filters, last_updated_at=None, etag=plan.etag)
             break
         rows: list[IssueRow] = []
         newest: datetime | None = None
@@ -129,7 +155,7 @@ def ingest_github(
                 continue
             rows.append(row)
             processed += 1
-        if comments and rows:
+        if plan.comments and rows:
             _attach_comments(store, api, repo, rows, summary)
         summary.limit_reached = truncated or (limit is not None and processed >= limit and page.has_next)
         # Note [Incremental GitHub sync]: an ETag only stands for "nothing new" when its page was everything
@@ -146,10 +172,6 @@ def ingest_github(
         first = False
         if summary.limit_reached:
             break
-    summary.requests = api.stats.requests - requests_before
-    summary.rate_limit_waits = api.stats.rate_limit_waits - waits_before
-    summary.elapsed_s = round(time.perf_counter() - started, 3)
-    return summary
 
 
 def _attach_comments(store: Store, api: GitHubIssuesApi, repo: str, rows: list[IssueRow], summary: IngestSummary) -> None:
