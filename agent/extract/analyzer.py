@@ -1,0 +1,138 @@
+"""The offline analyzer: one issue's text in, triage and a formal BugPattern out, no code run."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from agent.extract.codeblocks import code_blocks
+from agent.extract.modes import ModePair, mode_pair
+from agent.extract.scan import CodeFacts, scan_tree
+from agent.extract.select import choose_api
+from agent.extract.text import read_signals
+from agent.extract.triage import TriageInput, tensor_literals, triage
+from agent.extract.vocab import TRAIN_MODE_MODULES
+from agent.llm.schemas import TriageResult
+from agent.patterns import BugPattern, Mode, Oracle, OracleKind, PatternKind, Trigger
+
+ANALYZER_VERSION = "1"
+MAX_REPRO_CHARS = 6000
+_NAN_WORDS = re.compile(r"\bnan\b|\binf\b|infinit|-inf\b|non-finite", re.I)
+_SKIP_PARAMS = {"dtype", "device", "out", "requires_grad", "layout", "memory_format", "generator", "input"}
+
+
+@dataclass
+class Analysis:
+    triage: TriageResult
+    pattern: BugPattern | None
+    pattern_error: str | None
+    api_candidates: list[tuple[str, float]] = field(default_factory=list)
+    facts: CodeFacts | None = None
+
+
+def _params(facts: CodeFacts, api: str) -> dict[str, str]:
+    params: dict[str, str] = {}
+    for call in facts.calls:
+        if call.api != api:
+            continue
+        for key, value in call.kwargs.items():
+            if key in _SKIP_PARAMS or value is None or isinstance(value, list | tuple | dict):
+                continue
+            if isinstance(value, str) and value.startswith("torch."):
+                continue
+            params.setdefault(key, str(value))
+    return params
+
+
+def _trigger(facts: CodeFacts, modes: ModePair, api: str) -> Trigger:
+    dtypes = [d for d in facts.dtypes if d != "float32"]
+    if modes.test.startswith(("dtype:", "autocast:")):
+        dtypes = [d for d in dtypes if d != modes.test.split(":", 1)[1]]
+    specials = list(facts.special_values)
+    floats = [abs(n) for n in facts.numbers if n != int(n) or abs(n) >= 1e4]
+    if any(n >= 1e4 for n in floats) and "huge" not in specials:
+        specials.append("huge")
+    if any(0 < n <= 1e-30 for n in floats) and "tiny" not in specials:
+        specials.append("tiny")
+    shape: list[str] = []
+    if any(len(row) == 1 for row in tensor_literals(facts)) or any(
+        c.api == "torch.tensor" and c.args and isinstance(c.args[0], int | float) for c in facts.calls
+    ):
+        shape.append("scalar")
+    if "expand" in facts.layout_calls or "expand_as" in facts.layout_calls:
+        shape.append("broadcast")
+    layout = modes.test.split(":", 1)[1] if modes.test.startswith("layout:") else None
+    return Trigger(
+        dtypes=dtypes, special_values=specials, layout=layout, shape=shape, params=_params(facts, api)  # type: ignore[arg-type]
+    )
+
+
+def _oracle(facts: CodeFacts, title: str, kind: PatternKind, trigger: Trigger) -> Oracle:
+    if kind == PatternKind.Crash:
+        return Oracle(kind=OracleKind.Crash)
+    nan_talk = bool(_NAN_WORDS.search(title))
+    if kind == PatternKind.NaN_Inf or (nan_talk and (facts.nan_checks or trigger.special_values or nan_talk)):
+        return Oracle(kind=OracleKind.NaNConsistency)
+    for call in facts.calls:
+        if call.api.rsplit(".", 1)[-1] in ("allclose", "assert_close", "isclose", "assert_allclose"):
+            atol, rtol = call.kwargs.get("atol"), call.kwargs.get("rtol")
+            atol = float(atol) if isinstance(atol, int | float) and atol > 0 else None
+            rtol = float(rtol) if isinstance(rtol, int | float) and rtol > 0 else None
+            return Oracle(kind=OracleKind.ValueCorrectness, atol=atol, rtol=rtol)
+    return Oracle(kind=OracleKind.ValueCorrectness)
+
+
+def analyze_issue(title: str, body: str, labels: list[str], comments: list[str] | None = None) -> Analysis:
+    """Triage and pattern of one issue, from its text alone (deterministic)."""
+    comments = comments or []
+    body = (body or "").replace("\r\n", "\n")
+    blocks = code_blocks(body)
+    facts = CodeFacts()
+    python_blocks = [b for b in blocks if b.is_python and b.tree is not None]
+    for block in python_blocks:
+        facts.merge(scan_tree(block.tree))  # type: ignore[arg-type]
+    prose = re.sub(r"```.*?```", " ", body, flags=re.S)
+    signals = read_signals(title, body, labels, comments, blocks)
+    api, ranked = choose_api(facts.calls, title, prose)
+    modes = mode_pair(facts, title, prose, signals)
+    nan_evidence = bool(facts.special_values) or any("nan" in label for label in signals.labels)
+    if modes is None and signals.crash:
+        modes = ModePair(PatternKind.Crash, "eager", "eager", {}, "text")
+    elif modes is None and nan_evidence:
+        modes = ModePair(PatternKind.NaN_Inf, "eager", "eager", {}, "text")
+    has_repro = any(any(c.api.startswith("torch") for c in scan_tree(b.tree).calls) for b in python_blocks)  # type: ignore[arg-type]
+    result = triage(TriageInput(facts, signals, modes, api, has_repro))
+    if result.false_alarm_class == "train_mode_tracing":
+        # the module that makes the run random is what the (false) report is about
+        culprit = next((c.api for c in facts.calls if c.api.rsplit(".", 1)[-1].startswith(TRAIN_MODE_MODULES)), None)
+        api = culprit or api
+    pattern, error = None, None
+    if api is None:
+        error = "no torch API found in the issue"
+    elif modes is None:
+        error = "no differential mode pair found in the code or text"
+    else:
+        try:
+            trigger = _trigger(facts, modes, api)
+            pattern = BugPattern(
+                kind=modes.kind,
+                api=api,
+                reference_mode=Mode(name=modes.reference),
+                test_mode=Mode(name=modes.test, options=modes.test_options),
+                trigger=trigger,
+                oracle=_oracle(facts, title, modes.kind, trigger),
+                repro=python_blocks[0].text[:MAX_REPRO_CHARS] if python_blocks else "",
+                confidence=round(result.confidence, 3),
+            )
+        except ValueError as exc:  # pydantic ValidationError is a ValueError
+            error = f"pattern does not validate: {str(exc).splitlines()[0]}"
+    return Analysis(triage=result, pattern=pattern, pattern_error=error, api_candidates=ranked, facts=facts)
+
+
+def analyze_raw(issue: dict[str, Any]) -> Analysis:
+    """Convenience for GitHub REST issue objects (labels as dicts or names)."""
+    labels = [label["name"] if isinstance(label, dict) else str(label) for label in issue.get("labels", [])]
+    comments = issue.get("comments")
+    texts = [c.get("body", "") for c in comments if isinstance(c, dict)] if isinstance(comments, list) else []
+    return analyze_issue(issue.get("title", ""), issue.get("body") or "", labels, texts)

@@ -1,0 +1,121 @@
+"""From code facts and prose to the differential mode pair and the pattern kind."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from agent.extract.scan import CodeFacts
+from agent.extract.text import TextSignals
+from agent.extract.vocab import LOW_PRECISION
+from agent.patterns import PatternKind
+
+_LAYOUT_WORDS = re.compile(r"contiguous|channels[_ ]last|stride|memory[_ ]format|expand|transpos|layout", re.I)
+_VARIANT_WORDS = re.compile(r"\bout=|in-place|inplace|\bout\b argument", re.I)
+
+# (regex over title + prose, mode) in priority order: the fallback when the code says nothing
+_TEXT_MODES: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"jit\.script|\bscripted\b|torchscript.*script", re.I), "jit.script"),
+    (re.compile(r"jit\.trace|\btraced?\b", re.I), "jit.trace"),
+    (re.compile(r"torch\.compile|inductor|dynamo|\bcompiled\b", re.I), "compile:inductor"),
+    (re.compile(r"\bvmap\b", re.I), "vmap"),
+    (re.compile(r"gradient|backward|autograd", re.I), "grad"),
+    (re.compile(r"channels[_ ]last", re.I), "layout:channels_last"),
+    (re.compile(r"non-?contiguous", re.I), "layout:noncontiguous"),
+    (re.compile(r"\bbfloat16\b|\bbf16\b", re.I), "dtype:bfloat16"),
+    (re.compile(r"\bfloat16\b|\bfp16\b|\bhalf\b", re.I), "dtype:float16"),
+    (re.compile(r"\bcuda\b.*\bcpu\b|\bcpu\b.*\bcuda\b", re.I | re.S), "device:cuda"),
+)
+_LABEL_MODES: tuple[tuple[str, str], ...] = (
+    ("oncall: pt2", "compile:inductor"),
+    ("module: inductor", "compile:inductor"),
+    ("module: dynamo", "compile:inductor"),
+    ("oncall: jit", "jit.trace"),
+)
+
+KIND_OF_MODE: tuple[tuple[str, PatternKind], ...] = (
+    ("jit.", PatternKind.JIT_Eager_Mismatch),
+    ("compile:", PatternKind.Compile_Eager_Mismatch),
+    ("dtype:", PatternKind.Precision_Mismatch),
+    ("autocast:", PatternKind.Precision_Mismatch),
+    ("layout:", PatternKind.Layout_Mismatch),
+    ("variant:", PatternKind.Variant_Mismatch),
+    ("device:", PatternKind.Device_Mismatch),
+    ("vmap", PatternKind.Batch_Mismatch),
+    ("grad", PatternKind.Gradient_Mismatch),
+    ("quant:", PatternKind.Quantization_Mismatch),
+)
+
+
+@dataclass(frozen=True)
+class ModePair:
+    kind: PatternKind
+    reference: str
+    test: str
+    test_options: dict[str, Any]
+    evidence: str  # "code" or "text"
+
+
+def kind_of(test_mode: str) -> PatternKind | None:
+    for prefix, kind in KIND_OF_MODE:
+        if test_mode.startswith(prefix):
+            return kind
+    return None
+
+
+def _from_code(facts: CodeFacts, prose: str) -> tuple[str, dict[str, Any]] | None:
+    for prefix in ("jit.script", "jit.trace", "compile:", "vmap", "quant:"):
+        for name, options in facts.modes.items():
+            if name.startswith(prefix):
+                return name, options
+    layout_words = bool(_LAYOUT_WORDS.search(prose))
+    if facts.memory_format_channels_last and layout_words:
+        return "layout:channels_last", {}
+    if (facts.layout_calls or facts.contiguous_calls) and layout_words and facts.contiguous_calls:
+        return "layout:noncontiguous", {}
+    if "grad" in facts.modes:
+        return "grad", {}
+    if facts.out_kwarg and _VARIANT_WORDS.search(prose):
+        return "variant:out", {}
+    if facts.inplace_methods and _VARIANT_WORDS.search(prose):
+        return "variant:inplace", {}
+    for name in facts.modes:
+        if name.startswith("autocast:"):
+            return name, {}
+    for dtype in facts.dtypes:
+        if dtype in LOW_PRECISION:
+            return f"dtype:{dtype}", {}
+    if facts.cuda:
+        return "device:cuda", {}
+    return None
+
+
+def _from_text(title: str, prose: str, signals: TextSignals) -> str | None:
+    for pattern, mode in _TEXT_MODES:
+        if pattern.search(title):
+            return mode
+    for label, mode in _LABEL_MODES:
+        if label in signals.labels:
+            return mode
+    for pattern, mode in _TEXT_MODES:
+        if pattern.search(prose):
+            return mode
+    return None
+
+
+def mode_pair(facts: CodeFacts, title: str, prose: str, signals: TextSignals) -> ModePair | None:
+    """The compared pair: reference is eager (fp32, CPU, contiguous) unless stated otherwise."""
+    found = _from_code(facts, title + "\n" + prose)
+    evidence = "code"
+    if found is None:
+        text_mode = _from_text(title, prose, signals)
+        found = (text_mode, {}) if text_mode else None
+        evidence = "text"
+    if found is None:
+        return None
+    name, options = found
+    kind = kind_of(name)
+    if kind is None:
+        return None
+    return ModePair(kind, "eager", name, {k: v for k, v in options.items() if isinstance(v, bool | int | float | str)}, evidence)

@@ -1,0 +1,385 @@
+"""Walk the AST of an issue's code (never run it) and collect the facts extraction needs.
+
+Names are resolved through the snippet's imports (``import torch.nn.functional as F``,
+``from torch import nn``), with the usual aliases assumed when a snippet omits its imports.
+Method calls on values that are not modules are read as tensor methods; calls of module
+instances (``self.pool(x)``, ``m(x)``) count as uses of the module class they were built from.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from typing import Any
+
+from agent.extract.vocab import DTYPE_METHODS, DTYPE_NAMES, LAYOUT_METHODS, tensor_method_names, torch_function_exists
+
+DEFAULT_ALIASES = {"torch": "torch", "nn": "torch.nn", "F": "torch.nn.functional", "np": "numpy", "numpy": "numpy"}
+_NAN_NAMES = {"torch.nan", "math.nan", "numpy.nan", "numpy.NaN", "numpy.NAN"}
+_INF_NAMES = {"torch.inf", "math.inf", "numpy.inf", "numpy.Inf", "numpy.PINF"}
+
+
+@dataclass
+class CallSite:
+    api: str  # qualified: torch.nn.functional.relu6, torch.Tensor.scatter_add_, torch.nn.MaxPool2d
+    kind: str  # function | method | module | operator
+    kwargs: dict[str, Any]
+    args: list[Any]
+    line: int
+    in_user_code: bool  # inside a def/class of the snippet (the code under test)
+    in_print: bool  # an argument of print(): reporting, not computing
+    receiver: str | None = None
+
+
+@dataclass
+class CodeFacts:
+    calls: list[CallSite] = field(default_factory=list)
+    dtypes: list[str] = field(default_factory=list)
+    special_values: list[str] = field(default_factory=list)
+    numbers: list[float] = field(default_factory=list)
+    modes: dict[str, dict[str, Any]] = field(default_factory=dict)  # mode name -> options
+    layout_calls: list[str] = field(default_factory=list)
+    contiguous_calls: int = 0
+    memory_format_channels_last: bool = False
+    cuda: bool = False
+    eval_called: bool = False
+    out_kwarg: bool = False
+    inplace_methods: list[str] = field(default_factory=list)
+    nan_checks: int = 0
+    assigned_names: set[str] = field(default_factory=set)
+
+    def add_dtype(self, name: str) -> None:
+        if name not in self.dtypes:
+            self.dtypes.append(name)
+
+    def add_special(self, value: str) -> None:
+        if value not in self.special_values:
+            self.special_values.append(value)
+
+    def add_mode(self, name: str, **options: Any) -> None:
+        known = self.modes.setdefault(name, {})
+        known.update({k: v for k, v in options.items() if v is not None})
+
+    def merge(self, other: CodeFacts) -> None:
+        self.calls += other.calls
+        for d in other.dtypes:
+            self.add_dtype(d)
+        for s in other.special_values:
+            self.add_special(s)
+        self.numbers += other.numbers
+        for name, opts in other.modes.items():
+            self.add_mode(name, **opts)
+        self.layout_calls += other.layout_calls
+        self.contiguous_calls += other.contiguous_calls
+        self.memory_format_channels_last |= other.memory_format_channels_last
+        self.cuda |= other.cuda
+        self.eval_called |= other.eval_called
+        self.out_kwarg |= other.out_kwarg
+        self.inplace_methods += other.inplace_methods
+        self.nan_checks += other.nan_checks
+        self.assigned_names |= other.assigned_names
+
+
+def _collect_aliases(tree: ast.Module) -> dict[str, str]:
+    aliases: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.asname:
+                    aliases[alias.asname] = alias.name
+                else:
+                    top = alias.name.split(".")[0]
+                    aliases[top] = top
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            for alias in node.names:
+                if alias.name != "*":
+                    aliases[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+    return aliases
+
+
+class _Scanner(ast.NodeVisitor):
+    def __init__(self, aliases: dict[str, str]) -> None:
+        self.aliases = aliases
+        self.facts = CodeFacts()
+        self.depth = 0  # > 0 inside a def or class of the snippet
+        self.print_depth = 0
+        self.instances: dict[str, str] = {}  # variable or self attribute -> module class api
+        self.user_classes: set[str] = set()
+
+    # --------------------------------------------------------------- resolution
+
+    def qualify(self, node: ast.AST) -> str | None:
+        if isinstance(node, ast.Name):
+            return self.aliases.get(node.id)
+        if isinstance(node, ast.Attribute):
+            base = self.qualify(node.value)
+            return f"{base}.{node.attr}" if base else None
+        return None
+
+    def literal(self, node: ast.AST) -> Any:
+        qualified = self.qualify(node)
+        if qualified:
+            return qualified
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "float" and node.args:
+            inner = node.args[0]
+            if isinstance(inner, ast.Constant) and isinstance(inner.value, str):
+                return inner.value.strip().lower()
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+            value = self.literal(node.operand)
+            if isinstance(value, str) and value in ("inf", "nan"):
+                return "-" + value
+        try:
+            return ast.literal_eval(node)
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            return None
+
+    def _instance_key(self, node: ast.AST) -> str | None:
+        if isinstance(node, ast.Name):
+            return node.id
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
+            return "self." + node.attr
+        return None
+
+    # --------------------------------------------------------------- visitors
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> None:  # noqa: N802
+        for deco in node.decorator_list:
+            self._decorator(deco)
+        self.depth += 1
+        for stmt in node.body:
+            self.visit(stmt)
+        self.depth -= 1
+
+    visit_AsyncFunctionDef = visit_FunctionDef  # noqa: N815
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:  # noqa: N802
+        self.user_classes.add(node.name)
+        self.depth += 1
+        for stmt in node.body:
+            self.visit(stmt)
+        self.depth -= 1
+
+    def visit_Lambda(self, node: ast.Lambda) -> None:  # noqa: N802
+        self.depth += 1
+        self.visit(node.body)
+        self.depth -= 1
+
+    def _decorator(self, deco: ast.AST) -> None:
+        target = deco.func if isinstance(deco, ast.Call) else deco
+        name = self.qualify(target)
+        if name in ("torch.compile", "torch.jit.script", "torch.jit.trace"):
+            if isinstance(deco, ast.Call):
+                self.visit(deco)
+            else:
+                self._mode_call(name, {}, [])
+
+    def visit_Assign(self, node: ast.Assign) -> None:  # noqa: N802
+        self.visit(node.value)
+        for target in node.targets:
+            for leaf in ast.walk(target):
+                if isinstance(leaf, ast.Name):
+                    self.facts.assigned_names.add(leaf.id)
+            key = self._instance_key(target)
+            if key and isinstance(node.value, ast.Call):
+                api = self.qualify(node.value.func)
+                if api and api.startswith("torch.nn.") and api.rsplit(".", 1)[-1][:1].isupper():
+                    self.instances[key] = api
+                elif isinstance(node.value.func, ast.Name) and node.value.func.id in self.user_classes:
+                    self.instances[key] = "user:" + node.value.func.id
+            self.visit(target) if isinstance(target, ast.Subscript) else None
+
+    def visit_Constant(self, node: ast.Constant) -> None:  # noqa: N802
+        if isinstance(node.value, float | int) and not isinstance(node.value, bool):
+            self.facts.numbers.append(float(node.value))
+
+    def visit_UnaryOp(self, node: ast.UnaryOp) -> None:  # noqa: N802
+        if isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant):
+            value = node.operand.value
+            if isinstance(value, float | int) and not isinstance(value, bool):
+                self.facts.numbers.append(-float(value))
+                if value == 0 and isinstance(value, float):
+                    self.facts.add_special("-0.0")
+                return
+        self.generic_visit(node)
+
+    def visit_Attribute(self, node: ast.Attribute) -> None:  # noqa: N802
+        name = self.qualify(node)
+        if name:
+            if name.startswith("torch.") and name.split(".")[-1] in DTYPE_NAMES and name.count(".") == 1:
+                self.facts.add_dtype(DTYPE_NAMES[name.split(".")[-1]])
+            elif name in _NAN_NAMES:
+                self.facts.add_special("nan")
+            elif name in _INF_NAMES:
+                self.facts.add_special("inf")
+            elif name == "torch.channels_last":
+                self.facts.memory_format_channels_last = True
+        if node.attr in ("T", "mT", "mH", "H"):
+            self.facts.layout_calls.append(node.attr)
+        self.generic_visit(node)
+
+    def visit_BinOp(self, node: ast.BinOp) -> None:  # noqa: N802
+        if isinstance(node.op, ast.MatMult):
+            self._record("torch.matmul", "operator", node, {}, [])
+        self.generic_visit(node)
+
+    def visit_Subscript(self, node: ast.Subscript) -> None:  # noqa: N802
+        # x[..., ::2] views are non-contiguous
+        for part in ast.walk(node.slice):
+            if isinstance(part, ast.Slice) and part.step is not None:
+                self.facts.layout_calls.append("slice_step")
+                break
+        self.generic_visit(node)
+
+    def visit_Call(self, node: ast.Call) -> None:  # noqa: N802
+        func = node.func
+        kwargs = {kw.arg: self.literal(kw.value) for kw in node.keywords if kw.arg}
+        args = [self.literal(a) for a in node.args]
+        qualified = self.qualify(func)
+        is_print = isinstance(func, ast.Name) and func.id == "print"
+        self._value_hints(node, kwargs, args)
+        instance = self._instance_key(func)
+        if instance and instance in self.instances:
+            self._instance_call(self.instances[instance], node)
+        elif qualified:
+            self._qualified_call(qualified, node, kwargs, args)
+        elif isinstance(func, ast.Attribute):
+            self._attribute_call(func, node, kwargs, args)
+        elif isinstance(func, ast.Call):
+            self.visit(func)
+        if is_print:
+            self.print_depth += 1
+        for child in [*node.args, *(kw.value for kw in node.keywords)]:
+            self.visit(child)
+        if isinstance(func, ast.Attribute) and not qualified:
+            self.visit(func.value)
+        if is_print:
+            self.print_depth -= 1
+
+    # --------------------------------------------------------------- call kinds
+
+    def _value_hints(self, node: ast.Call, kwargs: dict[str, Any], args: list[Any]) -> None:
+        for value in [*kwargs.values(), *args]:
+            if value in ("nan", "-nan"):
+                self.facts.add_special("nan")
+            elif value == "inf":
+                self.facts.add_special("inf")
+            elif value == "-inf":
+                self.facts.add_special("-inf")
+        device = kwargs.get("device")
+        if isinstance(device, str) and device.startswith("cuda"):
+            self.facts.cuda = True
+        dtype = kwargs.get("dtype")
+        if isinstance(dtype, str) and dtype.startswith("torch."):
+            name = DTYPE_NAMES.get(dtype.split(".")[-1])
+            if name:
+                self.facts.add_dtype(name)
+        if kwargs.get("memory_format") == "torch.channels_last":
+            self.facts.memory_format_channels_last = True
+        if "out" in kwargs:
+            self.facts.out_kwarg = True
+
+    def _record(self, api: str, kind: str, node: ast.AST, kwargs: dict[str, Any], args: list[Any], receiver: str | None = None) -> None:
+        self.facts.calls.append(
+            CallSite(api, kind, kwargs, args, getattr(node, "lineno", 0), self.depth > 0, self.print_depth > 0, receiver)
+        )
+
+    def _mode_call(self, api: str, kwargs: dict[str, Any], args: list[Any]) -> None:
+        if api == "torch.compile":
+            backend = kwargs.get("backend") or "inductor"
+            backend = backend if backend in ("eager", "aot_eager", "inductor") else "inductor"
+            options = {k: kwargs[k] for k in ("dynamic", "mode", "fullgraph") if isinstance(kwargs.get(k), bool | str)}
+            self.facts.add_mode(f"compile:{backend}", **options)
+        elif api == "torch.jit.trace" or api == "torch.jit.trace_module":
+            self.facts.add_mode("jit.trace")
+        elif api == "torch.jit.script":
+            self.facts.add_mode("jit.script")
+        elif api in ("torch.autocast", "torch.cuda.amp.autocast", "torch.cpu.amp.autocast", "torch.amp.autocast"):
+            dtype = kwargs.get("dtype")
+            device = kwargs.get("device_type") or (args[0] if args and isinstance(args[0], str) else None)
+            name = DTYPE_NAMES.get(str(dtype).split(".")[-1]) if dtype else None
+            if name is None:
+                name = "bfloat16" if device == "cpu" or api == "torch.cpu.amp.autocast" else "float16"
+            self.facts.add_mode(f"autocast:{name}")
+        elif api in ("torch.vmap", "torch.func.vmap", "functorch.vmap"):
+            self.facts.add_mode("vmap")
+        elif api in ("torch.autograd.grad", "torch.autograd.gradcheck", "torch.autograd.gradgradcheck", "torch.func.grad"):
+            self.facts.add_mode("grad")
+        elif api.endswith("quantize_dynamic"):
+            self.facts.add_mode("quant:dynamic")
+
+    def _qualified_call(self, api: str, node: ast.Call, kwargs: dict[str, Any], args: list[Any]) -> None:
+        if not api.startswith("torch"):
+            if api.startswith("numpy") or api.startswith("functorch"):
+                self._mode_call(api, kwargs, args)
+                self._record(api, "function", node, kwargs, args)
+            return
+        self._mode_call(api, kwargs, args)
+        if api in ("torch.isnan", "torch.isinf", "torch.isfinite"):
+            self.facts.nan_checks += 1
+        if api == "torch.full" and len(args) > 1 and args[1] in ("nan", "inf", "-inf"):
+            self.facts.add_special(args[1])
+        short = api.rsplit(".", 1)[-1]
+        kind = "module" if api.startswith("torch.nn.") and short[:1].isupper() else "function"
+        self._record(api, kind, node, kwargs, args)
+
+    def _attribute_call(self, func: ast.Attribute, node: ast.Call, kwargs: dict[str, Any], args: list[Any]) -> None:
+        method = func.attr
+        key = self._instance_key(func.value)
+        if key and key in self.instances:
+            if method in ("eval",):
+                self.facts.eval_called = True
+            elif method in ("half", "bfloat16") :
+                self.facts.add_dtype(DTYPE_METHODS[method])
+            elif method == "cuda":
+                self.facts.cuda = True
+            elif method == "to":
+                self._to_call(kwargs, args)
+            return
+        if method == "eval" and not node.args:
+            self.facts.eval_called = True
+            return
+        if method == "backward" and not isinstance(func.value, ast.Name | ast.Attribute) or method == "backward":
+            self.facts.add_mode("grad")
+        if method in DTYPE_METHODS and not node.args and not node.keywords:
+            self.facts.add_dtype(DTYPE_METHODS[method])
+        elif method == "to":
+            self._to_call(kwargs, args)
+        elif method == "cuda":
+            self.facts.cuda = True
+        elif method == "contiguous":
+            self.facts.contiguous_calls += 1
+        elif method in LAYOUT_METHODS:
+            self.facts.layout_calls.append(method)
+        elif method in ("isnan", "isinf", "isfinite"):
+            self.facts.nan_checks += 1
+        if method not in tensor_method_names():
+            return
+        if method.endswith("_") and not method.endswith("__") and method not in ("requires_grad_", "fill_", "zero_", "copy_", "uniform_", "normal_"):
+            self.facts.inplace_methods.append(method)
+        api = f"torch.{method}" if torch_function_exists(method) and not method.endswith("_") else f"torch.Tensor.{method}"
+        receiver = func.value.id if isinstance(func.value, ast.Name) else None
+        self._record(api, "method", node, kwargs, args, receiver)
+
+    def _to_call(self, kwargs: dict[str, Any], args: list[Any]) -> None:
+        for value in [*args, kwargs.get("dtype"), kwargs.get("device"), kwargs.get("memory_format")]:
+            if not isinstance(value, str):
+                continue
+            if value.startswith("cuda"):
+                self.facts.cuda = True
+            elif value == "torch.channels_last":
+                self.facts.memory_format_channels_last = True
+            elif value.startswith("torch.") and value.split(".")[-1] in DTYPE_NAMES:
+                self.facts.add_dtype(DTYPE_NAMES[value.split(".")[-1]])
+
+    def _instance_call(self, api: str, node: ast.Call) -> None:
+        if not api.startswith("user:"):
+            self._record(api, "module", node, {}, [])
+
+
+def scan_tree(tree: ast.Module) -> CodeFacts:
+    """Facts of one parsed snippet."""
+    aliases = dict(DEFAULT_ALIASES)
+    aliases.update(_collect_aliases(tree))
+    scanner = _Scanner(aliases)
+    scanner.visit(tree)
+    return scanner.facts

@@ -1,0 +1,84 @@
+"""Pick the API under test from the calls of a snippet, the title and the prose."""
+
+from __future__ import annotations
+
+import re
+
+from agent.extract.scan import CallSite
+from agent.extract.vocab import COMPARATORS, DTYPE_NAMES, INFRA_METHODS, INFRA_PREFIXES, INFRA_TORCH
+
+_WORD_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_PROSE_API_RE = re.compile(r"\b(torch|F|nn)\.([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)")
+_PROSE_ALIASES = {"torch": "torch", "F": "torch.nn.functional", "nn": "torch.nn"}
+
+
+def _short(api: str) -> str:
+    return api.rsplit(".", 1)[-1]
+
+
+def is_tooling(api: str) -> bool:
+    """Input builders, mode wrappers and comparators: never the API under test."""
+    return not api.startswith("torch") or api in INFRA_TORCH or api in COMPARATORS or api.startswith(INFRA_PREFIXES)
+
+
+def is_infra(site: CallSite) -> bool:
+    """Tooling, plus tensor plumbing (``.float()``, ``.abs().max()``) unless the title names it."""
+    return is_tooling(site.api) or (site.kind == "method" and _short(site.api) in INFRA_METHODS)
+
+
+def _title_position(api: str, title_words: list[str]) -> int | None:
+    short = _short(api).lower()
+    for position, word in enumerate(title_words):
+        if word == short or word.rstrip("_") == short.rstrip("_"):
+            return position
+    return None
+
+
+def choose_api(calls: list[CallSite], title: str, prose: str) -> tuple[str | None, list[tuple[str, float]]]:
+    """The most likely API under test and the ranked candidates with their scores."""
+    title_words = [w.lower() for w in _WORD_RE.findall(title)]
+    prose_words = {w.lower() for w in _WORD_RE.findall(prose)}
+    # tensor plumbing named in the title counts only where it computes, not inside print()
+    computing = {site.api for site in calls if not site.in_print}
+    order: list[str] = []
+    user_code: set[str] = set()
+    uses: dict[str, float] = {}
+    for site in calls:
+        if is_tooling(site.api) or (
+            is_infra(site) and (_title_position(site.api, title_words) is None or site.api not in computing)
+        ):
+            continue
+        if site.api not in uses:
+            order.append(site.api)
+            uses[site.api] = 0.0
+        if site.in_user_code:
+            user_code.add(site.api)
+        # printed expressions report results; they are rarely what is under test
+        uses[site.api] += -1.0 if site.in_print else 0.3
+    scores: dict[str, float] = {}
+    for api in order:
+        title_pos = _title_position(api, title_words)
+        score = min(uses[api], 1.5)
+        if title_pos is not None:
+            score += 10.0 - 0.1 * title_pos
+        if _short(api).lower() in prose_words:
+            score += 2.0
+        if api in user_code:
+            score += 3.0
+        scores[api] = score
+    ranked = sorted(scores.items(), key=lambda item: -item[1])  # stable: first use wins ties
+    if ranked and ranked[0][1] > 0:
+        return ranked[0][0], ranked
+    fallback = prose_api(title) or prose_api(prose)
+    return fallback, ranked
+
+
+def prose_api(text: str) -> str | None:
+    """``torch.foo`` / ``F.foo`` / ``nn.Foo`` written in prose, qualified."""
+    for match in _PROSE_API_RE.finditer(text):
+        qualified = f"{_PROSE_ALIASES[match.group(1)]}.{match.group(2)}"
+        if qualified.startswith(INFRA_PREFIXES) or qualified in INFRA_TORCH or qualified in COMPARATORS:
+            continue
+        if qualified.count(".") >= 1 and qualified.rsplit(".", 1)[-1] not in DTYPE_NAMES:
+            return qualified
+    return None

@@ -1,0 +1,225 @@
+"""Offline triage: silent-bug report or not, usable repro, and the false-alarm classes we can see.
+
+Note [False-alarm rules]
+Each rule encodes one class of research/false_alarms.md from evidence in the code and the
+printed output, never from an issue's number or wording alone:
+- train_mode_tracing: traced/scripted/compiled code holds Dropout/BatchNorm-like modules and
+  the snippet never calls ``.eval()``.
+- random_ops: a random op runs inside the compiled/traced user code.
+- bitwise_comparison: a mode pair compared with ``torch.equal`` or a tolerance ≤ 1e-6 while
+  every printed difference is at float32 rounding level (≤ 1e-5).
+- low_precision: float16/bfloat16 vs float32 (or a low-precision mode pair without a
+  higher-precision reference) with every printed difference within two ulps at unit scale.
+- ieee_nan: a domain-restricted op (log, sqrt, acos, ...) fed literal inputs outside its domain.
+- ties: a tie-sensitive op (topk, sort, argmax, ...) on inputs with repeated values.
+- duplicate_indices: an overwriting scatter/index_put with repeated literal indices.
+- out_of_domain: a negative size-like parameter (kernel_size, stride, output_size, dilation).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from agent.extract.modes import ModePair
+from agent.extract.scan import CallSite, CodeFacts
+from agent.extract.text import TextSignals
+from agent.extract.vocab import (
+    DOMAIN_RESTRICTED,
+    LOW_PRECISION,
+    RANDOM_OPS,
+    SCATTER_OVERWRITE,
+    TIE_SENSITIVE,
+    TRAIN_MODE_MODULES,
+)
+from agent.llm.schemas import TriageResult
+from agent.patterns import PatternKind
+
+# two units in the last place at magnitude 1
+TWO_ULPS = {"float16": 2 * 2.0**-10, "bfloat16": 2 * 2.0**-7}
+FLOAT32_NOISE = 1e-5
+_SIZE_PARAMS = ("kernel_size", "stride", "output_size", "dilation", "size")
+
+
+@dataclass(frozen=True)
+class TriageInput:
+    facts: CodeFacts
+    signals: TextSignals
+    modes: ModePair | None
+    api: str | None
+    has_repro: bool
+
+
+def _short(api: str | None) -> str:
+    return (api or "").rsplit(".", 1)[-1]
+
+
+def _calls_of(facts: CodeFacts, api: str | None) -> list[CallSite]:
+    return [c for c in facts.calls if c.api == api]
+
+
+def _flat_numbers(value: object) -> list[float]:
+    if isinstance(value, bool):
+        return []
+    if isinstance(value, int | float):
+        return [float(value)]
+    if isinstance(value, list | tuple):
+        return [n for item in value for n in _flat_numbers(item)]
+    return []
+
+
+def tensor_literals(facts: CodeFacts) -> list[list[float]]:
+    """Values of ``torch.tensor([...])`` literals, one list per call."""
+    out = []
+    for call in facts.calls:
+        if call.api in ("torch.tensor", "torch.as_tensor") and call.args:
+            numbers = _flat_numbers(call.args[0])
+            if numbers:
+                out.append(numbers)
+    return out
+
+
+def _train_mode_tracing(t: TriageInput) -> str | None:
+    if t.modes is None or t.modes.kind not in (PatternKind.JIT_Eager_Mismatch, PatternKind.Compile_Eager_Mismatch):
+        return None
+    culprits = [c.api for c in t.facts.calls if c.kind == "module" and _short(c.api).startswith(TRAIN_MODE_MODULES)]
+    if culprits and not t.facts.eval_called:
+        return f"{culprits[0]} is traced while the model is in train mode (no .eval() call)"
+    return None
+
+
+def _random_ops(t: TriageInput) -> str | None:
+    if t.modes is None or t.modes.kind not in (PatternKind.JIT_Eager_Mismatch, PatternKind.Compile_Eager_Mismatch):
+        return None
+    random_inside = [c.api for c in t.facts.calls if c.in_user_code and c.api in RANDOM_OPS]
+    if random_inside:
+        return f"{random_inside[0]} runs inside the compared code; RNG streams differ between modes"
+    return None
+
+
+def _bitwise(t: TriageInput) -> str | None:
+    if t.modes is None or t.modes.kind not in (
+        PatternKind.JIT_Eager_Mismatch, PatternKind.Compile_Eager_Mismatch, PatternKind.Device_Mismatch,
+        PatternKind.Layout_Mismatch,
+    ):
+        return None
+    tight = False
+    for call in t.facts.calls:
+        short = _short(call.api)
+        if short in ("equal", "array_equal"):
+            tight = True
+        elif short in ("allclose", "assert_close", "isclose", "assert_allclose"):
+            atol, rtol = call.kwargs.get("atol"), call.kwargs.get("rtol")
+            if isinstance(atol, int | float) and atol <= 1e-6 and rtol in (0, 0.0):
+                tight = True
+    diffs = t.signals.reported_diffs
+    if tight and diffs and max(diffs) <= FLOAT32_NOISE:
+        return f"bitwise/tight comparison across modes; the printed difference {max(diffs):.3g} is float32 rounding"
+    return None
+
+
+def _low_precision(t: TriageInput) -> str | None:
+    low = [d for d in t.facts.dtypes if d in LOW_PRECISION]
+    if not low or not t.signals.reported_diffs:
+        return None
+    if t.modes is not None and t.modes.kind != PatternKind.Precision_Mismatch and t.signals.mentions_reference:
+        return None
+    bound = max(TWO_ULPS[d] for d in low)
+    worst = max(t.signals.reported_diffs)
+    if worst <= bound:
+        return f"{'/'.join(low)} differs by {worst:.3g}, within two ulps ({bound:.3g}) of the low-precision dtype"
+    return None
+
+
+def _ieee_nan(t: TriageInput) -> str | None:
+    condition = DOMAIN_RESTRICTED.get(_short(t.api))
+    if condition is None:
+        return None
+    values = [v for row in tensor_literals(t.facts) for v in row]
+    violating = {
+        "negative": any(v < 0 for v in values),
+        "below_minus_one": any(v < -1 for v in values),
+        "abs_above_one": any(abs(v) > 1 for v in values),
+        "below_one": any(v < 1 for v in values),
+        "negative_base": any(v < 0 for v in values),
+    }.get(condition, False)
+    if violating and ("nan" in " ".join(t.signals.labels) or t.facts.nan_checks or t.facts.special_values):
+        return f"{_short(t.api)} is given inputs outside its real domain; IEEE arithmetic demands NaN there"
+    return None
+
+
+def _ties(t: TriageInput) -> str | None:
+    if _short(t.api) not in TIE_SENSITIVE:
+        return None
+    for row in tensor_literals(t.facts):
+        if len(set(row)) < len(row):
+            return f"{_short(t.api)} on repeated values: any of the tied indices is a valid answer"
+    if any(c.api in ("torch.ones", "torch.zeros", "torch.full") for c in t.facts.calls):
+        return f"{_short(t.api)} on a constant tensor: every index is tied"
+    return None
+
+
+def _duplicate_indices(t: TriageInput) -> str | None:
+    if _short(t.api) not in SCATTER_OVERWRITE:
+        return None
+    for call in _calls_of(t.facts, t.api):
+        if call.kwargs.get("accumulate") is True:
+            return None
+    for row in tensor_literals(t.facts):
+        if all(float(v).is_integer() for v in row) and len(set(row)) < len(row):
+            return "overwriting scatter with repeated indices: which write wins is undefined"
+    return None
+
+
+def _out_of_domain(t: TriageInput) -> str | None:
+    for call in _calls_of(t.facts, t.api):
+        for name in _SIZE_PARAMS:
+            value = call.kwargs.get(name)
+            if any(v < 0 for v in _flat_numbers(value)):
+                return f"negative {name} is outside the documented domain"
+    return None
+
+
+FALSE_ALARM_RULES = (
+    ("train_mode_tracing", _train_mode_tracing),
+    ("random_ops", _random_ops),
+    ("bitwise_comparison", _bitwise),
+    ("low_precision", _low_precision),
+    ("ieee_nan", _ieee_nan),
+    ("ties", _ties),
+    ("duplicate_indices", _duplicate_indices),
+    ("out_of_domain", _out_of_domain),
+)
+
+
+def triage(t: TriageInput) -> TriageResult:
+    s = t.signals
+    if s.fix_pr:
+        return TriageResult(is_silent_bug=False, has_repro=t.has_repro, confidence=0.8,
+                            reason="a pull request fixing a bug reported elsewhere, not a report")
+    if s.feature_or_docs and not s.silent_label:
+        return TriageResult(is_silent_bug=False, has_repro=t.has_repro, confidence=0.85,
+                            reason="a feature request, RFC or documentation issue")
+    if s.crash and not s.silent_label:
+        return TriageResult(is_silent_bug=False, has_repro=t.has_repro, confidence=0.8,
+                            reason="a crash, not a silent wrong result")
+    for name, rule in FALSE_ALARM_RULES:
+        why = rule(t)
+        if why:
+            confidence = 0.6 + 0.15 * s.closed_as_not_a_bug + 0.1 * s.question + 0.1 * (not s.silent_label)
+            return TriageResult(is_silent_bug=False, has_repro=t.has_repro, false_alarm_class=name,  # type: ignore[arg-type]
+                                confidence=min(confidence, 0.95), reason=why)
+    compares = any(_short(c.api) in ("allclose", "assert_close", "equal", "isclose") for c in t.facts.calls)
+    evidence = (
+        3 * s.silent_label + s.numeric_label + min(s.mismatch_words, 3)
+        + 2 * (compares or t.facts.nan_checks > 0 or bool(s.reported_diffs)) + 2 * (t.modes is not None)
+    )
+    if s.closed_as_not_a_bug or s.not_bug_label and not s.silent_label:
+        return TriageResult(is_silent_bug=False, has_repro=t.has_repro, confidence=0.6,
+                            reason="closed or labelled as not a bug")
+    if evidence >= 4 and (t.has_repro or s.silent_label):
+        confidence = min(0.4 + 0.06 * evidence, 0.95)
+        what = f"{t.modes.kind.value} on {t.api}" if t.modes and t.api else (t.api or "an unnamed API")
+        return TriageResult(is_silent_bug=True, has_repro=t.has_repro, confidence=confidence,
+                            reason=f"reports wrong results without an error: {what}")
+    return TriageResult(is_silent_bug=False, has_repro=t.has_repro, confidence=0.5,
+                        reason="no evidence of a silent wrong result")
