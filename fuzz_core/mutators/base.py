@@ -1,0 +1,52 @@
+"""The mutator and corpus-selector protocols: the seams where mutation plugins and coverage guidance plug in."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol, Sequence, runtime_checkable
+
+import torch
+
+from fuzz_core.inputs import Sample
+
+
+@runtime_checkable
+class Mutator(Protocol):
+    """Derives a new input from one corpus entry; deterministic given `gen` (so a crash input can be replayed)."""
+
+    name: str
+
+    def mutate(self, sample: Sample, gen: torch.Generator) -> Sample | None: ...
+
+
+@dataclass
+class CorpusEntry:
+    """A corpus input and the recipe that rebuilds it: seed index plus (mutator, seed) steps."""
+
+    sample: Sample
+    recipe: tuple[int, tuple[tuple[str, int], ...]]
+    picked: int = 0
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+@runtime_checkable
+class CorpusSelector(Protocol):
+    """Chooses which corpus entry to mutate next and may learn from outcomes.
+
+    `observe` gets every executed input with its outcome ("pass", "fail", "skip") and the outputs;
+    returning True asks the campaign to add the input to the corpus (coverage guidance says yes to novel ones).
+    """
+
+    def select(self, corpus: Sequence[CorpusEntry], gen: torch.Generator) -> int: ...
+
+    def observe(self, entry: CorpusEntry, outcome: str, outputs: Any) -> bool: ...
+
+
+class UniformSelector:
+    """Every corpus entry equally likely; never grows the corpus."""
+
+    def select(self, corpus: Sequence[CorpusEntry], gen: torch.Generator) -> int:
+        return int(torch.randint(0, len(corpus), (1,), generator=gen))
+
+    def observe(self, entry: CorpusEntry, outcome: str, outputs: Any) -> bool:
+        return False

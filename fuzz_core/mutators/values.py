@@ -1,0 +1,32 @@
+"""Special floating-point values by name, per dtype (shared by triggers and mutators)."""
+
+from __future__ import annotations
+
+import torch
+
+
+def special_value(name: str, dtype: torch.dtype) -> float:
+    info = torch.finfo(dtype)
+    values = {
+        "nan": float("nan"),
+        "inf": float("inf"),
+        "-inf": float("-inf"),
+        "-0.0": -0.0,
+        "denormal": info.smallest_normal / 4,  # subnormal in this dtype
+        "huge": info.max / 4,
+        "tiny": info.smallest_normal,
+    }
+    return values[name]
+
+
+SPECIAL_VALUE_NAMES = ("nan", "inf", "-inf", "-0.0", "denormal", "huge", "tiny")
+
+
+def boundary_values(dtype: torch.dtype) -> list[float]:
+    if dtype.is_floating_point:
+        info = torch.finfo(dtype)
+        return [info.max, info.min, info.eps, -info.eps, info.smallest_normal, 1.0 + info.eps, -1.0, 0.0]
+    if dtype == torch.bool:
+        return [0, 1]
+    iinfo = torch.iinfo(dtype)
+    return [iinfo.max, iinfo.min, 0, -1, 1]

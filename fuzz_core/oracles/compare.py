@@ -1,0 +1,132 @@
+"""Compare a test-mode output with the reference output leaf by leaf: shape, dtype, values (NaN == NaN)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from fuzz_core.oracles.tolerance import tolerance_for
+from fuzz_core.tensors import output_leaves
+
+
+@dataclass
+class Mismatch:
+    """One output leaf that differs; `kind` is value, shape, dtype or structure."""
+
+    kind: str
+    path: str
+    detail: str = ""
+    max_abs_diff: float = 0.0
+    max_rel_diff: float = 0.0
+    mismatch_count: int = 0
+    first_index: list[int] | None = None
+    rtol: float = 0.0
+    atol: float = 0.0
+    numel: int = 0
+
+
+@dataclass
+class Comparison:
+    mismatches: list[Mismatch] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.mismatches
+
+    @property
+    def first(self) -> Mismatch:
+        return self.mismatches[0]
+
+
+def _is_index_leaf(path: str, returns_indices: bool, tensor: torch.Tensor) -> bool:
+    if tensor.is_floating_point() or tensor.is_complex() or tensor.dtype == torch.bool:
+        return False
+    return "indices" in path or returns_indices
+
+
+def has_ties(inputs: list[torch.Tensor]) -> bool:
+    """True when the first floating/int input has repeated values (index outputs are then ambiguous)."""
+    for t in inputs:
+        if t.numel() > 1:
+            flat = t.detach().reshape(-1)
+            return bool(torch.unique(flat).numel() < flat.numel())
+    return False
+
+
+def compare_tensors(ref: torch.Tensor, test: torch.Tensor, path: str, *, low_dtype: torch.dtype | None,
+                    compares_dtype: bool) -> Mismatch | None:
+    if ref.shape != test.shape:
+        return Mismatch("shape", path, f"shape {tuple(ref.shape)} vs {tuple(test.shape)}")
+    if compares_dtype and ref.dtype != test.dtype:
+        return Mismatch("dtype", path, f"dtype {ref.dtype} vs {test.dtype}")
+    if low_dtype is not None and ref.is_floating_point() and test.is_floating_point():
+        ref = ref.to(test.dtype)  # the best answer representable in the low dtype
+    rtol, atol = tolerance_for(ref.dtype, test.dtype)
+    if test.dtype != ref.dtype:
+        test = test.to(ref.dtype) if not (ref.dtype == torch.bool) else test.bool()
+    if ref.numel() == 0:
+        return None
+    if ref.is_floating_point() or ref.is_complex():
+        r, t = ref.detach().to(torch.complex128 if ref.is_complex() else torch.float64), test.detach().to(
+            torch.complex128 if ref.is_complex() else torch.float64)
+        both_nan = r.isnan() & t.isnan()
+        equal = (r == t) | both_nan  # equal infinities pass here
+        diff = (t - r).abs()
+        close = equal | (diff <= atol + rtol * r.abs())
+        bad = ~close
+    else:
+        diff = (test.to(torch.int64) - ref.to(torch.int64)).abs().double() if ref.dtype != torch.bool else (
+            test != ref).double()
+        bad = test != ref
+        r = ref.double() if ref.dtype != torch.bool else ref.double()
+    count = int(bad.sum())
+    if count == 0:
+        return None
+    bad_diff = diff[bad]
+    finite = bad_diff[torch.isfinite(bad_diff)]
+    max_abs = float(finite.max()) if finite.numel() else math.inf
+    if bad_diff.isnan().any() or bad_diff.isinf().any():
+        max_abs = math.inf
+    denom = r.abs()[bad] if not r.is_complex() else r.abs()[bad]
+    rel = bad_diff / denom.clamp_min(torch.finfo(torch.float64).tiny)
+    finite_rel = rel[torch.isfinite(rel)]
+    max_rel = float(finite_rel.max()) if finite_rel.numel() and finite.numel() == bad_diff.numel() else math.inf
+    first = [int(i) for i in torch.nonzero(bad)[0].tolist()] if bad.dim() else []
+    return Mismatch("value", path, f"{count} of {ref.numel()} elements differ", max_abs, max_rel, count, first,
+                    rtol, atol, ref.numel())
+
+
+def compare_outputs(ref_out: Any, test_out: Any, *, low_dtype: torch.dtype | None = None, compares_dtype: bool = True,
+                    returns_indices: bool = False, inputs: list[torch.Tensor] | None = None) -> Comparison:
+    """All leaf-level differences between two outputs of the same call."""
+    result = Comparison()
+    ref_leaves, test_leaves = output_leaves(ref_out), output_leaves(test_out)
+    if [p for p, _ in ref_leaves] != [p for p, _ in test_leaves]:
+        result.mismatches.append(Mismatch("structure", "out", f"output structure {[p for p, _ in ref_leaves]} vs "
+                                                               f"{[p for p, _ in test_leaves]}"))
+        return result
+    ties = None
+    for (path, ref), (_, test) in zip(ref_leaves, test_leaves):
+        if isinstance(ref, torch.Tensor) and isinstance(test, torch.Tensor):
+            if _is_index_leaf(path, returns_indices, ref):
+                if ties is None:
+                    ties = has_ties(inputs or [])
+                if ties:
+                    result.notes.append(f"{path}: index output not compared (ties in the input)")
+                    continue
+            mismatch = compare_tensors(ref, test, path, low_dtype=low_dtype, compares_dtype=compares_dtype)
+        elif isinstance(ref, torch.Tensor) or isinstance(test, torch.Tensor):
+            mismatch = Mismatch("structure", path, f"{type(ref).__name__} vs {type(test).__name__}")
+        elif isinstance(ref, float) and isinstance(test, float):
+            same_value = ref == test or (math.isnan(ref) and math.isnan(test))
+            mismatch = None if same_value or abs(ref - test) <= 1e-5 + 1.3e-6 * abs(ref) else Mismatch(
+                "value", path, f"{ref!r} vs {test!r}", abs(ref - test), abs(ref - test) / max(abs(ref), 1e-300), 1)
+        else:
+            mismatch = None if ref == test else Mismatch("value", path, f"{ref!r} vs {test!r}", mismatch_count=1)
+        if mismatch is not None:
+            result.mismatches.append(mismatch)
+    return result

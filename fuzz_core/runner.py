@@ -1,0 +1,148 @@
+"""Run one harness in the current process (workers call this) and turn the campaign into a HarnessResult."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import time
+import traceback
+from pathlib import Path
+from typing import Any, Callable
+
+import torch
+
+from fuzz_core import result as V
+from fuzz_core.campaign import Campaign, Finding, HarnessBroken
+from fuzz_core.evidence import backend_ablation, config_flags, describe_sample, json_number
+from fuzz_core.inputs import NoInputs, Sample
+from fuzz_core.modes import NotApplicable
+from fuzz_core.repro import render_repro, save_inputs
+from fuzz_core.result import HarnessResult
+from fuzz_core.spec import HarnessSpec
+
+
+def signature_for(spec: HarnessSpec, location: str) -> str:
+    kind = spec.kind or spec.oracle
+    return f"{spec.api}|{spec.reference_mode}->{spec.test_mode}|{kind}|{location}"
+
+
+def _base_evidence(spec: HarnessSpec, campaign: Campaign | None) -> dict[str, Any]:
+    evidence: dict[str, Any] = {
+        "torch_version": torch.__version__,
+        "config": config_flags(),
+        "modes": [spec.reference_mode, spec.test_mode],
+        "dtype": spec.dtype,
+    }
+    if campaign is not None:
+        tally = campaign.tally
+        evidence.update(
+            input_source=campaign.source, random_op=campaign.random_op, seeds=len(campaign.seeds),
+            passed=tally.passed, invalid_inputs=tally.invalid_input, not_applicable_inputs=tally.not_applicable,
+            fp64_accepted=tally.fp64_accepted, notes=sorted(tally.notes)[:10],
+        )
+        if campaign.test is not None:
+            evidence["config"].update({f"mode.{k}": v for k, v in campaign.test.config().items()})
+    return evidence
+
+
+def _write_artifacts(spec: HarnessSpec, campaign: Campaign, sample: Sample, workdir: Path, summary: str,
+                     signature: str) -> tuple[str, str]:
+    assert campaign.target and campaign.reference and campaign.test
+    stem = f"{spec.spec_id}_{abs(hash(signature)) % 10**8:08d}"
+    inputs_path = workdir / f"inputs_{stem}.pt"
+    save_inputs(sample, str(inputs_path))
+    repro = render_repro(spec, campaign.target, campaign.reference, campaign.test, sample, str(inputs_path),
+                         random_op=campaign.random_op, summary=summary)
+    (workdir / f"repro_{stem}.py").write_text(repro)
+    return str(inputs_path), repro
+
+
+def result_for_finding(spec: HarnessSpec, campaign: Campaign, finding: Finding, workdir: Path,
+                       elapsed: float) -> HarnessResult:
+    evidence = _base_evidence(spec, campaign)
+    mismatch = finding.mismatch
+    location = finding.key
+    if mismatch is not None:
+        evidence.update(
+            location=mismatch.path, mismatch_kind=mismatch.kind, detail=mismatch.detail,
+            max_abs_diff=json_number(mismatch.max_abs_diff), max_rel_diff=json_number(mismatch.max_rel_diff),
+            mismatch_count=mismatch.mismatch_count, first_index=mismatch.first_index,
+            tolerance={"rtol": mismatch.rtol, "atol": mismatch.atol},
+        )
+    evidence.update({k: json_number(v) for k, v in finding.details.items()})
+    evidence["input"] = describe_sample(finding.entry.sample)
+    evidence["recipe"] = {"seed_index": finding.entry.recipe[0], "steps": [list(s) for s in finding.entry.recipe[1]]}
+    if finding.verdict == V.CONFIRMED and spec.test_mode.startswith("compile:") and campaign.target is not None:
+        evidence["backend_ablation"] = backend_ablation(campaign.target, finding.entry.sample, spec.mode_options,
+                                                        campaign.reseed, spec.test_mode)
+    signature = signature_for(spec, location)
+    inputs_path, repro = _write_artifacts(spec, campaign, finding.entry.sample, workdir, finding.reason, signature)
+    evidence["inputs_path"] = inputs_path
+    evidence["repro_path"] = inputs_path.replace("inputs_", "repro_").replace(".pt", ".py")
+    return HarnessResult(finding.verdict, finding.reason, campaign.tally.executions, elapsed, evidence, repro,
+                         signature, spec.spec_id, campaign.exit_reason)
+
+
+def run_harness(spec: HarnessSpec, *, budget_s: float | None = None, max_executions: int | None = None,
+                workdir: str | os.PathLike[str] | None = None,
+                progress: Callable[[dict[str, Any]], None] | None = None,
+                campaign_hook: Callable[[Campaign], None] | None = None) -> HarnessResult:
+    """Fuzz one harness in this process and return its verdict with evidence (never raises for target bugs)."""
+    start = time.monotonic()
+    budget_s = budget_s if budget_s is not None else spec.budget_s
+    max_executions = max_executions if max_executions is not None else spec.max_executions
+    work = Path(workdir) if workdir is not None else Path(tempfile.mkdtemp(prefix="transfuzz_"))
+    work.mkdir(parents=True, exist_ok=True)
+    campaign = Campaign(spec, progress=progress)
+    if campaign_hook is not None:
+        campaign_hook(campaign)
+
+    def done(verdict: str, reason: str, **extra: Any) -> HarnessResult:
+        evidence = _base_evidence(spec, campaign if campaign.target is not None else None)
+        evidence.update(extra)
+        return HarnessResult(verdict, reason, campaign.tally.executions, time.monotonic() - start, evidence, "",
+                             signature_for(spec, verdict), spec.spec_id, campaign.exit_reason or verdict)
+
+    try:
+        campaign.prepare()
+    except HarnessBroken as exc:
+        return done(V.ERROR, f"harness broken: {exc}")
+    except (NoInputs, NotApplicable) as exc:
+        return done(V.NOT_APPLICABLE, str(exc))
+    except Exception as exc:
+        return done(V.ERROR, f"harness setup failed: {type(exc).__name__}: {exc}",
+                    traceback=traceback.format_exc()[-2000:])
+    try:
+        campaign.run(budget_s=budget_s, max_executions=max_executions)
+    except Exception as exc:  # a bug in the engine itself: keep it apart from target findings
+        return done(V.ERROR, f"engine error: {type(exc).__name__}: {exc}", traceback=traceback.format_exc()[-3000:])
+    elapsed = time.monotonic() - start
+    best = campaign.best_finding()
+    if best is not None:
+        return result_for_finding(spec, campaign, best, work, elapsed)
+    tally = campaign.tally
+    if tally.passed:
+        reason = f"{tally.passed} inputs agree"
+        if tally.fp64_accepted:
+            reason += f" ({tally.fp64_accepted} beyond tolerance but no further from float64 than the reference)"
+        return done(V.PASSED, reason)
+    if tally.not_applicable:
+        reasons = sorted(set(tally.na_reasons))
+        return done(V.NOT_APPLICABLE, reasons[0] if reasons else "mode not applicable", na_reasons=reasons[:5])
+    if tally.invalid_input:
+        return done(V.ERROR, "the reference mode rejected every input: "
+                    + (tally.invalid_reasons[0] if tally.invalid_reasons else ""),
+                    invalid_reasons=sorted(set(tally.invalid_reasons))[:5])
+    return done(V.ERROR, f"no input was executed ({campaign.exit_reason})")
+
+
+def replay_input(spec: HarnessSpec, recipe: dict[str, Any], workdir: str | os.PathLike[str]) -> dict[str, Any]:
+    """Rebuild the input a recipe names (without running the target) and save it with a repro script."""
+    campaign = Campaign(spec)
+    campaign.prepare()
+    sample = campaign.replay(recipe)
+    work = Path(workdir)
+    work.mkdir(parents=True, exist_ok=True)
+    signature = signature_for(spec, "crash")
+    inputs_path, repro = _write_artifacts(spec, campaign, sample, work, "the worker died on this input", signature)
+    return {"inputs_path": inputs_path, "repro": repro, "input": describe_sample(sample)}

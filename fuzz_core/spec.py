@@ -1,0 +1,81 @@
+"""A serialisable description of one harness that any worker process can rebuild."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+INPUT_SOURCES = ("opinfo", "signature", "code")
+ORACLES = ("value", "nan_inf", "exception", "shape_dtype", "crash")
+SPECIAL_VALUES = ("nan", "inf", "-inf", "-0.0", "denormal", "huge", "tiny")
+SHAPE_TRIGGERS = ("empty", "zero_size", "scalar", "large")
+LAYOUT_TRIGGERS = ("noncontiguous", "channels_last")
+
+
+class SpecError(ValueError):
+    """A harness spec that cannot describe a runnable harness."""
+
+
+@dataclass
+class HarnessSpec:
+    api: str
+    reference_mode: str = "eager"
+    test_mode: str = "eager"
+    input_source: str = "opinfo"
+    code: str | None = None
+    mode_options: dict[str, Any] = field(default_factory=dict)
+    oracle: str = "value"
+    trigger: dict[str, Any] = field(default_factory=dict)
+    dtype: str = "float32"
+    seed: int = 0
+    max_executions: int | None = None
+    budget_s: float | None = None
+    max_samples: int = 16  # seed inputs taken from the source before mutation starts
+    kind: str = ""  # the pattern kind this harness checks, for signatures and reports
+
+    def __post_init__(self) -> None:
+        self.validate()
+
+    def validate(self) -> None:
+        if not self.api or not isinstance(self.api, str):
+            raise SpecError("api must be a non-empty qualified name")
+        if self.input_source not in INPUT_SOURCES:
+            raise SpecError(f"input_source {self.input_source!r} not in {INPUT_SOURCES}")
+        if self.input_source == "code" and not self.code:
+            raise SpecError("input_source 'code' needs code")
+        if self.oracle not in ORACLES:
+            raise SpecError(f"oracle {self.oracle!r} not in {ORACLES}")
+        bad = [v for v in self.trigger.get("special_values", []) if v not in SPECIAL_VALUES]
+        if bad:
+            raise SpecError(f"unknown special values {bad}; expected some of {SPECIAL_VALUES}")
+        layout = self.trigger.get("layout")
+        if layout is not None and layout not in LAYOUT_TRIGGERS:
+            raise SpecError(f"unknown layout trigger {layout!r}")
+        bad = [v for v in self.trigger.get("shape", []) if v not in SHAPE_TRIGGERS]
+        if bad:
+            raise SpecError(f"unknown shape triggers {bad}; expected some of {SHAPE_TRIGGERS}")
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> HarnessSpec:
+        known = set(cls.__dataclass_fields__)
+        unknown = set(data) - known
+        if unknown:
+            raise SpecError(f"unknown spec fields: {sorted(unknown)}")
+        return cls(**data)
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"), default=str)
+
+    @property
+    def spec_id(self) -> str:
+        """Content hash of everything that changes what the harness does (budgets excluded)."""
+        data = self.to_dict()
+        for key in ("max_executions", "budget_s"):
+            data.pop(key)
+        blob = json.dumps(data, sort_keys=True, separators=(",", ":"), default=str)
+        return hashlib.sha256(blob.encode()).hexdigest()[:16]
