@@ -39,7 +39,9 @@ def ingest_source(
 ) -> IngestSummary:
     """The pipeline's entry: ``github:OWNER/REPO`` syncs from GitHub, anything else is a dump path.
 
-    Raises ValueError (bad source), FileNotFoundError, DumpFormatError or GitHubError.
+    ``limit`` caps the issues taken from either source; ``labels``/``state``/``comments`` apply
+    to GitHub only. Raises ValueError (bad OWNER/REPO), FileNotFoundError, DumpFormatError or
+    GitHubError.
     """
     if source.startswith(GITHUB_PREFIX):
         return ingest_github(
@@ -53,4 +55,4 @@ def ingest_source(
             token=token,
             events=events,
         )
-    return ingest_file(store, Path(source), events=events)
+    return ingest_file(store, Path(source), events=events, limit=limit)

@@ -19,8 +19,11 @@ def ingest_file(
     repo: str | None = None,
     events: IngestEvents | None = None,
     batch_size: int = BATCH_SIZE,
+    limit: int | None = None,
 ) -> IngestSummary:
     """Stream ``path`` into the issues table; bad records are reported and skipped.
+
+    ``limit`` stops after that many issues (pull requests and bad records not counted).
 
     Raises FileNotFoundError / DumpFormatError (stream.py) before anything is written when
     the file is missing or is not a dump at all.
@@ -33,7 +36,11 @@ def ingest_file(
     summary = IngestSummary(source=str(path))
     total_bytes = path.stat().st_size
     writer = BatchWriter(store, summary, batch_size)
+    accepted = 0
     for record in iter_dump(path, on_bytes=lambda done: events.progress(done, total_bytes)):
+        if limit is not None and accepted >= limit:
+            summary.limit_reached = True
+            break
         if record.error is not None:
             problem = summary.add_problem(record.position, record.error)
             events.notify(f"skipped {problem.position}: {problem.reason}")
@@ -48,6 +55,7 @@ def ingest_file(
             events.notify(f"skipped {problem.position}: {problem.reason}")
             continue
         writer.add(row)
+        accepted += 1
     writer.flush()
     summary.elapsed_s = round(time.perf_counter() - started, 3)
     return summary

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from sqlalchemy import select, update
 
 from agent.ingest import ingest_source
@@ -115,3 +116,14 @@ def test_progress_reports_bytes_read(store: Store) -> None:
     ingest_file(store, SAMPLE_ISSUES, events=IngestEvents(progress=lambda done, total: seen.append((done, total))))
     size = SAMPLE_ISSUES.stat().st_size
     assert seen and seen[-1] == (size, size)
+
+
+def test_limit_caps_the_issues_taken(store: Store) -> None:
+    summary = ingest_source(store, str(SAMPLE_ISSUES), limit=5)
+    assert summary.new == 5 and summary.limit_reached
+    assert len(_issues(store)) == 5
+
+
+def test_github_source_prefix_goes_to_github(store: Store) -> None:
+    with pytest.raises(ValueError, match="OWNER/REPO"):
+        ingest_source(store, "github:not-a-repo")
