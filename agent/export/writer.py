@@ -119,13 +119,7 @@ def write_export(
         report = build_report(number, group, environment)
         repro_files = _write_repros(out, group)
         written.update(repro_files)
-        checks = None
-        if check_repro:
-            checks = [
-                run_repro(out / repro_file_name(f.id), finding_id=f.id, verdict=f.verdict, timeout_s=repro_timeout_s)
-                for f in group.findings
-                if f.repro.strip()
-            ]
+        checks = _check_repros(out, group, repro_timeout_s) if check_repro else None
         name = f"{report.slug}.md" if fmt == "markdown" else f"{report.slug}.json"
         _write(out / name, _render(report, fmt))
         written.add(name)
@@ -159,6 +153,21 @@ def _write_repros(out: Path, group: SignatureGroup) -> list[str]:
         _write(out / name, text)
         names.append(name)
     return names
+
+
+def _check_repros(out: Path, group: SignatureGroup, timeout_s: float) -> list[ReproCheck]:
+    """Run the group's repro scripts, a few at once: each is a separate interpreter that mostly waits on torch's import."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    runnable = [f for f in group.findings if f.repro.strip()]
+    workers = max(1, min(len(runnable), os.cpu_count() or 1, 4))
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        return list(
+            pool.map(
+                lambda f: run_repro(out / repro_file_name(f.id), finding_id=f.id, verdict=f.verdict, timeout_s=timeout_s),
+                runnable,
+            )
+        )
 
 
 def _render(report: Report, fmt: Format) -> str:
