@@ -1,0 +1,93 @@
+"""`transfuzz extract`: triage issues, extract formal bug patterns and API semantics."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from agent.cli.context import EXIT_FAILURE, EXIT_USAGE, fail, get_ctx
+
+
+class LlmChoice(StrEnum):
+    offline = "offline"
+    openai = "openai"
+
+
+def extract(
+    ctx: typer.Context,
+    llm: Annotated[
+        LlmChoice | None,
+        typer.Option("--llm", help="Extractor backend (default: openai when an endpoint or key is set, else offline)."),
+    ] = None,
+    model: Annotated[str | None, typer.Option("--model", help="Model name for the openai backend.")] = None,
+    limit: Annotated[int | None, typer.Option("--limit", min=1, help="At most this many issues.")] = None,
+    only_changed: Annotated[
+        bool, typer.Option("--only-changed", help="Only issues that ingest marked new or changed.")
+    ] = False,
+) -> None:
+    """Triage issues and extract formal bug patterns and API semantics (no issue code is run)."""
+    from agent.extract.stage import run_extraction
+    from agent.llm.errors import LlmConfigError
+
+    cli = get_ctx(ctx)
+    overrides = {k: v for k, v in {"llm": llm.value if llm else None, "model": model}.items() if v is not None}
+    settings = cli.settings.model_copy(update=overrides)
+    store = cli.store()
+    progress = Progress(
+        TextColumn("extract"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.description}"),
+        TimeElapsedColumn(),
+        console=cli.err,
+        transient=True,
+        disable=cli.json or not cli.err.is_terminal,
+    )
+    with progress:
+        task = progress.add_task("", total=None)
+
+        def on_progress(done: int, total: int, label: str) -> None:
+            progress.update(task, completed=done, total=total, description=label)
+
+        try:
+            summary = run_extraction(store, settings, limit=limit, only_changed=only_changed, progress=on_progress)
+        except LlmConfigError as exc:
+            fail(str(exc), code=EXIT_USAGE)
+    data = summary.to_dict()
+    if cli.json:
+        cli.emit(data)
+    else:
+        _print(summary)
+    if summary.processed and summary.errors == summary.processed:
+        raise typer.Exit(EXIT_FAILURE)  # nothing worked: an endpoint down, a broken setup
+
+
+def _print(summary) -> None:  # type: ignore[no-untyped-def]
+    table = Table(title=f"extract ({summary.extractor}, {summary.extractor_version})")
+    table.add_column("")
+    table.add_column("count", justify="right")
+    table.add_row("issues processed", f"{summary.processed} of {summary.due} due")
+    table.add_row("patterns extracted", str(summary.extracted))
+    table.add_row("not silent-bug reports", str(summary.not_silent))
+    for name, count in sorted(summary.false_alarms.items()):
+        table.add_row(f"false alarm: {name}", str(count))
+    table.add_row("errors", str(summary.errors))
+    table.add_row("API semantics written", str(summary.semantics_written))
+    if summary.extractor != "offline":
+        table.add_row("LLM calls (cache hits)", f"{summary.llm_calls} ({summary.cache_hits})")
+        table.add_row("tokens (prompt + completion)", f"{summary.prompt_tokens} + {summary.completion_tokens}")
+        table.add_row("cost", "unknown" if summary.cost_usd is None else f"${summary.cost_usd:.4f}")
+    if summary.budget_exhausted:
+        table.add_row("stopped", "token budget spent")
+    Console().print(table)
+    for sample in summary.error_samples[:5]:
+        Console(stderr=True).print(f"error {sample['issue']}: {sample['error']}", highlight=False, soft_wrap=True)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("extract")(extract)

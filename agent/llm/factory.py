@@ -1,0 +1,41 @@
+"""Build the configured backend: offline unless an endpoint or key is configured (or asked for)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agent.config import Settings
+from agent.llm.backend import LlmBackend, TokenBudget
+from agent.llm.cache import DbResponseCache
+from agent.llm.offline import OfflineBackend
+
+# USD per million tokens (input, output) for models whose price is public; others cost None.
+PRICES_PER_MTOKEN: dict[str, tuple[float, float]] = {
+    "gpt-4o-mini": (0.15, 0.60),
+    "gpt-4o": (2.50, 10.00),
+    "gpt-4.1-mini": (0.40, 1.60),
+    "gpt-4.1": (2.00, 8.00),
+}
+
+
+def make_backend(settings: Settings, store: Any | None = None, *, use_opinfo: bool = True) -> LlmBackend:
+    if settings.effective_llm == "offline":
+        return OfflineBackend(use_opinfo=use_opinfo)
+    from agent.llm.openai_backend import OpenAIBackend
+
+    key = settings.openai_api_key.get_secret_value() if settings.openai_api_key else None
+    return OpenAIBackend(
+        model=settings.model,
+        base_url=settings.openai_base_url,
+        api_key=key,
+        timeout_s=settings.llm_timeout_s,
+        budget=TokenBudget(settings.llm_token_budget),
+        cache=DbResponseCache(store) if store is not None else None,
+    )
+
+
+def cost_usd(model: str, prompt_tokens: int, completion_tokens: int) -> float | None:
+    price = PRICES_PER_MTOKEN.get(model)
+    if price is None:
+        return None
+    return round((prompt_tokens * price[0] + completion_tokens * price[1]) / 1e6, 6)

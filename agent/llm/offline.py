@@ -1,0 +1,71 @@
+"""The `offline` backend: the prompt steps answered by deterministic analysis, no model."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+from agent.llm.backend import CallRecord, SchemaT, cache_key
+from agent.llm.errors import LlmConfigError, LlmOutputError
+
+
+class OfflineBackend:
+    """Same interface as the openai backend; what a prompt would ask is computed from the text."""
+
+    name = "offline"
+    model = "offline"
+
+    def __init__(self, *, use_opinfo: bool = True) -> None:
+        self.use_opinfo = use_opinfo
+        self._last: tuple[tuple[str, str, str, str], Any] | None = None
+
+    def _analysis(self, variables: dict[str, Any]) -> Any:
+        from agent.extract.analyzer import analyze_issue
+
+        key = tuple(str(variables.get(k, "")) for k in ("title", "body", "labels", "comments"))
+        if self._last is None or self._last[0] != key:
+            labels = [x.strip() for x in str(variables.get("labels", "")).split(",") if x.strip()]
+            comments = [str(variables["comments"])] if variables.get("comments") else []
+            self._last = (key, analyze_issue(key[0], key[1], labels, comments))  # type: ignore[assignment]
+        return self._last[1]  # type: ignore[index]
+
+    def structured(
+        self, prompt_name: str, variables: dict[str, Any], schema: type[SchemaT]
+    ) -> tuple[SchemaT, CallRecord]:
+        from agent.extract.analyzer import ANALYZER_VERSION
+
+        started = time.perf_counter()
+        if prompt_name == "triage":
+            result: Any = self._analysis(variables).triage
+        elif prompt_name == "pattern":
+            analysis = self._analysis(variables)
+            if analysis.pattern is None:
+                raise LlmOutputError(analysis.pattern_error or "no pattern found")
+            result = analysis.pattern
+        elif prompt_name == "api_semantics":
+            from agent.extract.semantics import semantics_for
+
+            result = semantics_for(str(variables["api"]), use_opinfo=self.use_opinfo)
+        elif prompt_name == "transfer_check":
+            from agent.extract.transfer_rules import check_transfer
+            from agent.llm.schemas import ApiSemanticsModel
+            from agent.patterns import parse_formal
+
+            source = variables.get("source_semantics")
+            result = check_transfer(
+                parse_formal(str(variables["pattern_formal"])),
+                ApiSemanticsModel.model_validate_json(source) if source else None,
+                ApiSemanticsModel.model_validate_json(str(variables["target_semantics"])),
+            )
+        else:
+            raise LlmConfigError(f"offline backend has no step {prompt_name!r}")
+        obj = schema.model_validate(result.model_dump())
+        record = CallRecord(
+            prompt_name=prompt_name,
+            prompt_version=f"offline-{ANALYZER_VERSION}",
+            model=self.model,
+            cache_key=cache_key(prompt_name, ANALYZER_VERSION, self.model, json.dumps(variables, sort_keys=True, default=str)),
+            latency_ms=(time.perf_counter() - started) * 1000,
+        )
+        return obj, record
