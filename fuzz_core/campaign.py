@@ -140,7 +140,7 @@ class Campaign:
         self.seeds = [self.canonical(s) for s in seeds]
         if not self.seeds:
             raise NoInputs("the trigger left no input")
-        self.random_op = any(uses_rng(self.target, s) for s in self.seeds[:4])
+        self._rng_probes = 0
 
     def canonical(self, sample: Sample) -> Sample:
         """The input as both modes will see it (e.g. already representable in a low test dtype)."""
@@ -182,6 +182,10 @@ class Campaign:
         except NotApplicable as exc:
             self.tally.na_reasons.append(str(exc))
             return "na"
+        if not self.random_op and self._rng_probes < 4:
+            # Probe the first inputs for random ops (here, after the input's recipe was recorded).
+            self._rng_probes += 1
+            self.random_op = uses_rng(self.target, sample)
         ref = self._run(self.reference, sample)
         if ref.status != "ok":
             # The reference rejects the input: outside the API's domain, so nothing to compare.

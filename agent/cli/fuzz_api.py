@@ -1,0 +1,140 @@
+"""`transfuzz fuzz api API --pattern KIND`: fuzz one API with one pattern's mode pair, no database needed."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from pydantic import BaseModel
+
+from agent.cli.budget import parse_budget
+from agent.cli.context import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, fail, get_ctx
+
+LOW_DTYPES = ("float16", "bfloat16")
+FINDING_VERDICTS = ("confirmed", "crash", "hang", "error")
+
+
+class FuzzApiOutput(BaseModel):
+    """The one JSON object `--json` prints."""
+
+    api: str
+    pattern: str
+    modes: list[str]
+    dtype: str
+    verdict: str
+    executions: int
+    max_abs_diff: float | str | None
+    max_rel_diff: float | str | None
+    reason: str
+    repro: str | None
+    inputs_path: str | None
+    elapsed_s: float
+    signature: str
+    exit_reason: str
+
+
+def _build_spec(api: str, kind: str, dtype: str | None, backend: str | None, seed: int) -> Any:
+    from fuzz_core.kinds import KIND_MODE_PAIRS, oracle_for_kind
+    from fuzz_core.spec import HarnessSpec
+
+    reference, test = KIND_MODE_PAIRS[kind]
+    input_dtype = "float32"
+    if kind == "Precision_Mismatch" and dtype is not None:
+        if dtype not in LOW_DTYPES:
+            fail(f"--dtype for Precision_Mismatch must be one of {', '.join(LOW_DTYPES)}", code=EXIT_USAGE)
+        test = f"dtype:{dtype}"
+    elif dtype is not None:
+        import torch
+
+        if not isinstance(getattr(torch, dtype, None), torch.dtype):
+            fail(f"unknown dtype {dtype!r} (e.g. float32, float64, float16, bfloat16, int64)", code=EXIT_USAGE)
+        input_dtype = dtype
+    if backend is not None:
+        if not test.startswith("compile:"):
+            fail(f"--backend applies to compile patterns; {kind} tests {test}", code=EXIT_USAGE)
+        test = f"compile:{backend}"
+    return HarnessSpec(api=api, reference_mode=reference, test_mode=test, input_source="opinfo",
+                       oracle=oracle_for_kind(kind), dtype=input_dtype, seed=seed, kind=kind)
+
+
+def fuzz_api(
+    ctx: typer.Context,
+    api: Annotated[str, typer.Argument(help="Qualified API name, e.g. torch.nn.functional.relu6 or torch.Tensor.add.")],
+    pattern: Annotated[str, typer.Option("--pattern", "-p", help="Pattern kind, e.g. Compile_Eager_Mismatch.")] = (
+        "Compile_Eager_Mismatch"),
+    dtype: Annotated[str | None, typer.Option(help="Input dtype; for Precision_Mismatch the low dtype "
+                                                   "(float16 or bfloat16).")] = None,
+    backend: Annotated[str | None, typer.Option(help="Compile backend for compile patterns (eager, aot_eager, "
+                                                     "inductor).")] = None,
+    budget: Annotated[str, typer.Option(help="Time (60s, 2m) or executions (2000x).")] = "60s",
+    seed: Annotated[int, typer.Option(help="Seed for inputs and mutations.")] = 0,
+    out: Annotated[Path | None, typer.Option(help="Folder for inputs and repro scripts (default: a temp folder).")] = (
+        None),
+    json_output: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+) -> None:
+    """Fuzz one API with one pattern's mode pair (no pipeline, no database).
+
+    Exit status: 0 when the run ends passed / suspicious / flaky / not applicable, 1 on a confirmed
+    finding, crash, hang or harness error, 2 on a usage error.
+    """
+    cli = get_ctx(ctx)
+    as_json = cli.json or json_output
+    from fuzz_core.kinds import KIND_MODE_PAIRS, UnknownKind, resolve_kind
+    from fuzz_core.target import api_exists, near_apis
+
+    try:
+        kind = resolve_kind(pattern)
+    except UnknownKind as exc:
+        fail(str(exc), code=EXIT_USAGE)
+    if not api_exists(api):
+        near = near_apis(api)
+        hint = f"; did you mean {', '.join(near)}?" if near else ""
+        fail(f"unknown API {api!r}{hint}", code=EXIT_USAGE)
+    try:
+        parsed = parse_budget(budget)
+    except ValueError as exc:
+        fail(str(exc), code=EXIT_USAGE)
+    spec = _build_spec(api, kind, dtype, backend, seed)
+    from fuzz_core.modes import UnknownMode, get_mode
+
+    try:
+        get_mode(spec.test_mode, spec.mode_options)
+    except UnknownMode as exc:
+        fail(str(exc), code=EXIT_USAGE)
+    root = out if out is not None else Path(tempfile.mkdtemp(prefix="transfuzz_fuzz_api_"))
+    if not as_json:
+        cli.err.print(f"fuzzing {api}: {spec.reference_mode} vs {spec.test_mode} ({kind}), budget {budget}",
+                      highlight=False)
+    from fuzz_core.workers import WorkerPool
+
+    with WorkerPool(1, task_timeout_s=300.0, workdir=root, preload_opinfo=True) as pool:
+        result = pool.submit(spec, budget_s=parsed.seconds, max_executions=parsed.executions).result()
+    evidence = result.evidence
+    repro_path = evidence.get("repro_path")
+    if repro_path is None and result.repro and evidence.get("inputs_path"):
+        repro_path = str(evidence["inputs_path"]).replace("inputs_", "repro_").replace(".pt", ".py")
+    output = FuzzApiOutput(
+        api=api, pattern=kind, modes=[spec.reference_mode, spec.test_mode],
+        dtype=spec.test_mode.split(":", 1)[1] if spec.test_mode.startswith("dtype:") else spec.dtype,
+        verdict=result.verdict, executions=result.executions, max_abs_diff=evidence.get("max_abs_diff"),
+        max_rel_diff=evidence.get("max_rel_diff"), reason=result.reason,
+        repro=repro_path if repro_path and Path(repro_path).exists() else None,
+        inputs_path=evidence.get("inputs_path"), elapsed_s=round(result.elapsed_s, 3), signature=result.signature,
+        exit_reason=result.exit_reason,
+    )
+    if as_json:
+        cli.emit(output.model_dump())
+    else:
+        typer.echo(f"verdict: {output.verdict}  ({output.reason})")
+        typer.echo(f"executions: {output.executions} in {output.elapsed_s:.1f} s (stopped: {output.exit_reason})")
+        if output.max_abs_diff is not None:
+            typer.echo(f"max abs diff: {output.max_abs_diff}  max rel diff: {output.max_rel_diff}")
+        if output.repro:
+            typer.echo(f"repro: python {output.repro}")
+        if output.inputs_path:
+            typer.echo(f"inputs: {output.inputs_path}")
+        if KIND_MODE_PAIRS.get(kind) and "backend_ablation" in evidence:
+            typer.echo(f"backend ablation: {evidence['backend_ablation']}")
+    raise typer.Exit(EXIT_FAILURE if result.verdict in FINDING_VERDICTS else EXIT_OK)

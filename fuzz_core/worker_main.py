@@ -1,0 +1,72 @@
+"""The worker process: read harness tasks as JSON lines, run them in-process, answer on a private pipe."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import traceback
+from typing import Any
+
+
+def _open_channel() -> Any:
+    """Keep the real stdout for answers; the target's prints go to stderr (the worker's log)."""
+    channel = os.fdopen(os.dup(1), "w", buffering=1)
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    return channel
+
+
+class ProgressFile:
+    """Each input's recipe is written here BEFORE it runs, so a crash or hang still names its input."""
+
+    def __init__(self, path: str) -> None:
+        self.fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o600)
+
+    def write(self, record: dict[str, Any]) -> None:
+        data = json.dumps(record, separators=(",", ":")).encode()
+        os.ftruncate(self.fd, 0)
+        os.pwrite(self.fd, data, 0)
+
+
+def main() -> int:
+    progress_path = sys.argv[1]
+    channel = _open_channel()
+    import torch  # noqa: F401 - import before saying ready, so task timeouts do not include it
+
+    if "--preload-opinfo" in sys.argv:
+        from fuzz_core.inputs.opinfo import op_db
+
+        op_db()  # several seconds; paid at start-up, not inside a task's timeout
+
+    from fuzz_core.runner import replay_input, run_harness
+    from fuzz_core.spec import HarnessSpec
+
+    progress = ProgressFile(progress_path)
+    channel.write(json.dumps({"ready": True, "pid": os.getpid()}) + "\n")
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        task = json.loads(line)
+        try:
+            spec = HarnessSpec.from_dict(task["spec"])
+            if task.get("op") == "replay":
+                answer: dict[str, Any] = {"ok": True, "replay": replay_input(spec, task["recipe"], task["workdir"])}
+            else:
+                progress.write({"task": task["id"], "phase": "setup"})
+
+                def record(recipe: dict[str, Any], task_id: Any = task["id"]) -> None:
+                    progress.write({"task": task_id, "phase": "run", **recipe})
+
+                result = run_harness(spec, budget_s=task.get("budget_s"), max_executions=task.get("max_executions"),
+                                     workdir=task["workdir"], progress=record)
+                answer = {"ok": True, "result": result.to_dict()}
+        except Exception as exc:  # a tool bug: report it, keep serving
+            answer = {"ok": False, "error": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc()[-3000:]}
+        answer["id"] = task.get("id")
+        channel.write(json.dumps(answer, default=str) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,266 @@
+"""A pool of sandboxed worker processes that run harness specs; crashes and hangs become verdicts."""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import select
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from concurrent.futures import Future
+from pathlib import Path
+from typing import Any, Iterable, Iterator
+
+from fuzz_core import result as V
+from fuzz_core.result import HarnessResult
+from fuzz_core.sandbox import limits, signal_name, worker_environment
+from fuzz_core.spec import HarnessSpec
+
+PACKAGE_ROOT = Path(__file__).resolve().parent.parent
+STARTUP_TIMEOUT_S = 180.0
+REPLAY_TIMEOUT_S = 120.0
+
+
+class WorkerDied(Exception):
+    def __init__(self, how: str, detail: str = "") -> None:
+        super().__init__(how)
+        self.how = how  # "crash" or "hang"
+        self.detail = detail
+
+
+class _Worker:
+    """One subprocess; talks JSON lines over pipes; replaced when it dies."""
+
+    def __init__(self, index: int, pool: WorkerPool) -> None:
+        self.index = index
+        self.pool = pool
+        self.proc: subprocess.Popen[str] | None = None
+        self.dir = Path(tempfile.mkdtemp(prefix=f"tf_worker{index}_", dir=pool.root))
+        self.progress_path = self.dir / "progress.json"
+        self.log_path = self.dir / "worker.log"
+        self.started = 0
+
+    def start(self) -> None:
+        temp = self.dir / "tmp"
+        temp.mkdir(exist_ok=True)
+        env = worker_environment(os.environ, temp_dir=temp, package_root=PACKAGE_ROOT, threads=self.pool.threads,
+                                 inductor_cache=self.pool.inductor_cache)
+        self.progress_path.write_text("")
+        log = open(self.log_path, "ab")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-X", "faulthandler", "-m", "fuzz_core.worker_main", str(self.progress_path)]
+            + (["--preload-opinfo"] if self.pool.preload_opinfo else []),
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, text=True, cwd=str(self.dir), env=env,
+            preexec_fn=limits(self.pool.memory_limit_mb), start_new_session=True,
+        )
+        log.close()
+        self.started += 1
+        ready = self._read(STARTUP_TIMEOUT_S)
+        if not ready.get("ready"):
+            raise RuntimeError(f"worker {self.index} did not start: {ready}")
+
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def kill(self) -> None:
+        if self.proc is None:
+            return
+        try:
+            os.killpg(self.proc.pid, 9)
+        except (ProcessLookupError, PermissionError):
+            pass
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            pass
+        for stream in (self.proc.stdin, self.proc.stdout):
+            try:
+                stream.close()  # type: ignore[union-attr]
+            except Exception:
+                pass
+        self.proc = None
+
+    def _read(self, timeout_s: float) -> dict[str, Any]:
+        assert self.proc is not None and self.proc.stdout is not None
+        deadline = time.monotonic() + timeout_s
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                self.kill()
+                raise WorkerDied("hang", f"no answer within {timeout_s:.0f} s")
+            ready, _, _ = select.select([self.proc.stdout], [], [], min(remaining, 0.5))
+            if ready:
+                line = self.proc.stdout.readline()
+                if line:
+                    return json.loads(line)
+                # EOF: the process died.
+                rc = self.proc.wait()
+                self.proc = None
+                raise WorkerDied("crash", signal_name(rc))
+            if self.proc.poll() is not None:
+                rc = self.proc.returncode
+                self.proc = None
+                raise WorkerDied("crash", signal_name(rc))
+
+    def call(self, message: dict[str, Any], timeout_s: float) -> dict[str, Any]:
+        if not self.alive():
+            self.start()
+        assert self.proc is not None and self.proc.stdin is not None
+        try:
+            self.proc.stdin.write(json.dumps(message, default=str) + "\n")
+            self.proc.stdin.flush()
+        except BrokenPipeError:
+            rc = self.proc.wait()
+            self.proc = None
+            raise WorkerDied("crash", signal_name(rc)) from None
+        return self._read(timeout_s)
+
+    def last_progress(self) -> dict[str, Any]:
+        try:
+            text = self.progress_path.read_text()
+            return json.loads(text) if text.strip() else {}
+        except (OSError, json.JSONDecodeError):
+            return {}
+
+    def log_tail(self, chars: int = 3000) -> str:
+        try:
+            return self.log_path.read_text(errors="replace")[-chars:]
+        except OSError:
+            return ""
+
+
+class WorkerPool:
+    """`with WorkerPool(2, task_timeout_s=60, memory_limit_mb=8192) as pool: pool.submit(spec).result()`."""
+
+    def __init__(self, n_workers: int = 2, task_timeout_s: float = 120.0, memory_limit_mb: int | None = 8192, *,
+                 threads: int | None = 1, workdir: str | os.PathLike[str] | None = None,
+                 inductor_cache: str | os.PathLike[str] | None = None, preload_opinfo: bool = True) -> None:
+        if n_workers < 1:
+            raise ValueError("n_workers must be at least 1")
+        self.n_workers = n_workers
+        self.task_timeout_s = task_timeout_s
+        self.memory_limit_mb = memory_limit_mb
+        self.threads = threads
+        self.preload_opinfo = preload_opinfo
+        self._own_root = workdir is None
+        self.root = Path(workdir) if workdir is not None else Path(tempfile.mkdtemp(prefix="transfuzz_pool_"))
+        self.root.mkdir(parents=True, exist_ok=True)
+        default_cache = Path(tempfile.gettempdir()) / "transfuzz_inductor_cache"
+        self.inductor_cache = Path(inductor_cache) if inductor_cache is not None else default_cache
+        self._tasks: queue.Queue[tuple[int, HarnessSpec, float | None, int | None, Future[HarnessResult]] | None] = (
+            queue.Queue())
+        self._threads: list[threading.Thread] = []
+        self._workers: list[_Worker] = []
+        self._counter = 0
+        self._lock = threading.Lock()
+        self.replaced = 0
+
+    def __enter__(self) -> WorkerPool:
+        for i in range(self.n_workers):
+            worker = _Worker(i, self)
+            self._workers.append(worker)
+            thread = threading.Thread(target=self._serve, args=(worker,), daemon=True, name=f"tf-worker-{i}")
+            thread.start()
+            self._threads.append(thread)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def close(self) -> None:
+        for _ in self._threads:
+            self._tasks.put(None)
+        for thread in self._threads:
+            thread.join(timeout=5)
+        for worker in self._workers:
+            worker.kill()
+        self._threads.clear()
+
+    def submit(self, spec: HarnessSpec, budget_s: float | None = None,
+               max_executions: int | None = None) -> Future[HarnessResult]:
+        future: Future[HarnessResult] = Future()
+        with self._lock:
+            self._counter += 1
+            task_id = self._counter
+        self._tasks.put((task_id, spec, budget_s, max_executions, future))
+        return future
+
+    def imap(self, specs: Iterable[HarnessSpec], budget_s: float | None = None,
+             max_executions: int | None = None) -> Iterator[HarnessResult]:
+        """Results in the order of `specs`, computed by all workers in parallel."""
+        futures = [self.submit(s, budget_s, max_executions) for s in specs]
+        for future in futures:
+            yield future.result()
+
+    # -- per-worker service thread --------------------------------------------------------------
+    def _serve(self, worker: _Worker) -> None:
+        while True:
+            item = self._tasks.get()
+            if item is None:
+                return
+            task_id, spec, budget_s, max_executions, future = item
+            if not future.set_running_or_notify_cancel():
+                continue
+            try:
+                future.set_result(self._run_task(worker, task_id, spec, budget_s, max_executions))
+            except Exception as exc:  # pool machinery failed: an `error` verdict, never a lost task
+                future.set_result(HarnessResult(V.ERROR, f"worker pool failure: {type(exc).__name__}: {exc}",
+                                                spec_id=spec.spec_id))
+
+    def _run_task(self, worker: _Worker, task_id: int, spec: HarnessSpec, budget_s: float | None,
+                  max_executions: int | None) -> HarnessResult:
+        budget = budget_s if budget_s is not None else spec.budget_s
+        workdir = self.root / f"task_{task_id}_{spec.spec_id}"
+        message = {"op": "run", "id": task_id, "spec": spec.to_dict(), "budget_s": budget,
+                   "max_executions": max_executions, "workdir": str(workdir)}
+        start = time.monotonic()
+        try:
+            answer = worker.call(message, self.task_timeout_s + (budget or 0.0))
+        except WorkerDied as died:
+            return self._died(worker, spec, task_id, died, time.monotonic() - start, workdir)
+        if not answer.get("ok"):
+            return HarnessResult(V.ERROR, f"worker error: {answer.get('error')}", elapsed_s=time.monotonic() - start,
+                                 evidence={"traceback": answer.get("traceback", "")}, spec_id=spec.spec_id)
+        return HarnessResult.from_dict(answer["result"])
+
+    def _died(self, worker: _Worker, spec: HarnessSpec, task_id: int, died: WorkerDied, elapsed: float,
+              workdir: Path) -> HarnessResult:
+        progress = worker.last_progress()
+        log_tail = worker.log_tail()
+        worker.kill()
+        self.replaced += 1
+        verdict = V.HANG if died.how == "hang" else V.CRASH
+        evidence: dict[str, Any] = {"how": died.detail, "worker_log_tail": log_tail, "progress": progress}
+        repro = ""
+        ran_input = progress.get("task") == task_id and progress.get("phase") == "run"
+        if ran_input:
+            recipe = {"seed_index": progress.get("seed_index", 0), "steps": progress.get("steps", [])}
+            evidence["recipe"] = recipe
+            try:  # a fresh worker rebuilds and saves the input (without running the target on it)
+                answer = worker.call({"op": "replay", "id": task_id, "spec": spec.to_dict(), "recipe": recipe,
+                                      "workdir": str(workdir)}, REPLAY_TIMEOUT_S)
+                if answer.get("ok"):
+                    evidence.update(answer["replay"])
+                    evidence.pop("repro", None)
+                    repro = answer["replay"].get("repro", "")
+                else:
+                    evidence["replay_error"] = answer.get("error")
+            except WorkerDied as again:
+                evidence["replay_error"] = f"replay worker died too ({again.detail})"
+                worker.kill()
+        where = f"on input #{progress.get('iteration')}" if ran_input else "while setting up the harness"
+        reason = f"worker {died.detail} {where}" if verdict == V.CRASH else f"worker hung {where} ({died.detail})"
+        kind = spec.kind or spec.oracle
+        signature = f"{spec.api}|{spec.reference_mode}->{spec.test_mode}|{kind}|{verdict}"
+        executions = int(progress.get("iteration", -1)) + 1 if ran_input else 0
+        return HarnessResult(verdict, reason, executions, elapsed, evidence, repro, signature, spec.spec_id, verdict)
+
+    def cleanup(self) -> None:
+        """Remove the pool's temp root (only if the pool created it)."""
+        if self._own_root:
+            shutil.rmtree(self.root, ignore_errors=True)
