@@ -35,7 +35,8 @@ def test_file_text_then_json(db_url: str) -> None:
     assert data["issues"] == 28 and data["repos"] == [SAMPLE_REPO]
 
 
-def test_file_bad_records_go_to_stderr_and_the_summary(db_url: str, tmp_path: Path) -> None:
+def test_file_bad_records_go_to_stderr_and_the_summary(tmp_path: Path) -> None:
+    db_url = f"sqlite:///{tmp_path / 'cli.db'}"
     records = json.loads(SAMPLE_ISSUES.read_text())
     dump = tmp_path / "dump.jsonl"
     lines = [json.dumps(r) for r in records[:5]]
@@ -90,7 +91,8 @@ def test_github_with_token_incremental_and_nothing_secret_printed(db_url: str, g
         assert TOKEN not in result.stdout + result.stderr
 
 
-def test_github_text_summary_with_filters(db_url: str, github: LoopbackGitHub) -> None:
+def test_github_text_summary_with_filters(tmp_path: Path, github: LoopbackGitHub) -> None:
+    db_url = f"sqlite:///{tmp_path / 'cli.db'}"
     result = runner.invoke(
         app,
         ["--db", db_url, "ingest", "github", SAMPLE_REPO, "--api-url", github.api_url,
@@ -104,7 +106,8 @@ def test_github_text_summary_with_filters(db_url: str, github: LoopbackGitHub) -
     assert query["since"] == "2024-01-01T00:00:00Z"
 
 
-def test_github_refusal_exits_1_with_the_reason(db_url: str, github: LoopbackGitHub) -> None:
+def test_github_refusal_exits_1_with_the_reason(tmp_path: Path, github: LoopbackGitHub) -> None:
+    db_url = f"sqlite:///{tmp_path / 'cli.db'}"
     github.state.token = TOKEN
     result = runner.invoke(
         app, ["--db", db_url, "ingest", "github", SAMPLE_REPO, "--api-url", github.api_url], env={"GITHUB_TOKEN": "ghp_wrongTokenValue"}

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from db.store import Store, open_store
 from tests.agent.ingest.github_server import GitHubState, LoopbackGitHub
 from tests.conftest import SAMPLE_ISSUES
 
@@ -47,3 +48,13 @@ def github() -> Iterator[LoopbackGitHub]:
     """A loopback GitHub (under /api/v3, as GitHub Enterprise) serving the 30 sample issues."""
     with LoopbackGitHub(github_state()) as server:
         yield server
+
+
+@pytest.fixture
+def sqlite_store(tmp_path) -> Iterator[Store]:  # type: ignore[no-untyped-def]
+    """For tests of HTTP behaviour only: the database plays no part, so one backend is enough."""
+    s = open_store(f"sqlite:///{tmp_path / 'http.db'}")
+    try:
+        yield s
+    finally:
+        s.close()

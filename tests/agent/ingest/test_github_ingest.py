@@ -1,4 +1,8 @@
-"""GitHub sync against a loopback GitHub over real sockets: paging, limits, retries, ETag, since, comments."""
+"""GitHub sync against a loopback GitHub over real sockets: paging, limits, retries, ETag, since, comments.
+
+Tests of HTTP behaviour use ``sqlite_store``; idempotency, change detection and comments use
+``store`` and so run on SQLite and PostgreSQL.
+"""
 
 from __future__ import annotations
 
@@ -51,9 +55,9 @@ def _bump(github: LoopbackGitHub, number: int, **changes: object) -> datetime:
     return now
 
 
-def test_full_sync_follows_link_pages_and_skips_pull_requests(store: Store, github: LoopbackGitHub) -> None:
+def test_full_sync_follows_link_pages_and_skips_pull_requests(sqlite_store: Store, github: LoopbackGitHub) -> None:
     github.state.max_per_page = 7  # the server pages at 7: five pages for 30 records
-    summary = _sync(store, github)
+    summary = _sync(sqlite_store, github)
     assert (summary.new, summary.updated, summary.unchanged) == (ISSUE_COUNT, 0, 0)
     assert summary.pull_requests == 2
     listings = _listings(github)
@@ -62,10 +66,10 @@ def test_full_sync_follows_link_pages_and_skips_pull_requests(store: Store, gith
     assert [entry.query.get("page") for entry in listings] == [None, "2", "3", "4", "5"]
     assert all(entry.path == f"/api/v3/repos/{SAMPLE_REPO}/issues" for entry in listings)
     assert "authorization" not in listings[0].headers  # works without a token
-    stored = _issues(store)
+    stored = _issues(sqlite_store)
     assert len(stored) == ISSUE_COUNT and all(i.needs_extraction for i in stored.values())
     newest = max(as_utc(i.updated_at) for i in stored.values())
-    with store.session() as session:
+    with sqlite_store.session() as session:
         cursor = session.scalar(select(IngestCursor))
     assert cursor is not None and as_utc(cursor.last_updated_at) >= newest
     assert cursor.etag is None  # several pages: the first page's ETag does not stand for all
@@ -100,7 +104,7 @@ def test_incremental_runs_ask_since_the_mark_then_get_304_then_see_a_change(stor
         assert as_utc(session.scalar(select(IngestCursor.last_updated_at))) == changed_at
 
 
-def test_since_is_sent_as_iso_z_and_filters(store: Store, github: LoopbackGitHub) -> None:
+def test_since_is_sent_as_iso_z_and_filters(sqlite_store: Store, github: LoopbackGitHub) -> None:
     since = datetime(2024, 6, 1, tzinfo=UTC)
     expected = {
         i["number"]
@@ -108,19 +112,19 @@ def test_since_is_sent_as_iso_z_and_filters(store: Store, github: LoopbackGitHub
         if "pull_request" not in i and i["updated_at"] >= "2024-06-01T00:00:00Z"
     }
     assert 0 < len(expected) < ISSUE_COUNT
-    summary = _sync(store, github, since=since)
+    summary = _sync(sqlite_store, github, since=since)
     assert _listings(github)[0].query["since"] == "2024-06-01T00:00:00Z"
-    assert set(_issues(store)) == expected and summary.new == len(expected)
+    assert set(_issues(sqlite_store)) == expected and summary.new == len(expected)
 
 
-def test_label_and_state_filters_have_their_own_cursor(store: Store, github: LoopbackGitHub) -> None:
-    summary = _sync(store, github, labels=[LABEL], state="closed")
+def test_label_and_state_filters_have_their_own_cursor(sqlite_store: Store, github: LoopbackGitHub) -> None:
+    summary = _sync(sqlite_store, github, labels=[LABEL], state="closed")
     assert _listings(github)[0].query["labels"] == LABEL and _listings(github)[0].query["state"] == "closed"
-    stored = _issues(store)
+    stored = _issues(sqlite_store)
     assert stored and all(LABEL in i.labels and i.state == "closed" for i in stored.values())
     assert summary.new == len(stored)
-    _sync(store, github)
-    with store.session() as session:
+    _sync(sqlite_store, github)
+    with sqlite_store.session() as session:
         keys = sorted(session.scalars(select(IngestCursor.key)))
     assert keys == [
         f"{SAMPLE_REPO}?labels=&state=all&since=",
@@ -128,21 +132,21 @@ def test_label_and_state_filters_have_their_own_cursor(store: Store, github: Loo
     ]
 
 
-def test_limit_stops_early_and_the_next_run_resumes(store: Store, github: LoopbackGitHub) -> None:
+def test_limit_stops_early_and_the_next_run_resumes(sqlite_store: Store, github: LoopbackGitHub) -> None:
     github.state.max_per_page = 7
-    first = _sync(store, github, limit=10)
+    first = _sync(sqlite_store, github, limit=10)
     assert first.new == 10 and first.limit_reached
     assert len(_listings(github)) == 2  # stopped after the page holding the 10th issue
-    second = _sync(store, github)
+    second = _sync(sqlite_store, github)
     assert second.new == ISSUE_COUNT - 10
-    assert len(_issues(store)) == ISSUE_COUNT
+    assert len(_issues(sqlite_store)) == ISSUE_COUNT
 
 
-def test_primary_rate_limit_is_waited_out_visibly(store: Store, github: LoopbackGitHub) -> None:
+def test_primary_rate_limit_is_waited_out_visibly(sqlite_store: Store, github: LoopbackGitHub) -> None:
     github.state.faults = ["ratelimit"]
     messages: list[str] = []
     started = time.monotonic()
-    summary = _sync(store, github, messages)
+    summary = _sync(sqlite_store, github, messages)
     assert summary.new == ISSUE_COUNT
     assert time.monotonic() - started >= 0.9  # the reset was up to a second ahead, plus skew
     assert github.state.early_requests == 0  # never asked again before the reset
@@ -150,62 +154,62 @@ def test_primary_rate_limit_is_waited_out_visibly(store: Store, github: Loopback
     assert any("primary rate limit" in m and "waiting" in m for m in messages)
 
 
-def test_remaining_zero_pauses_before_the_next_request(store: Store, github: LoopbackGitHub) -> None:
+def test_remaining_zero_pauses_before_the_next_request(sqlite_store: Store, github: LoopbackGitHub) -> None:
     github.state.max_per_page = 10
     github.state.remaining = 1  # the first page uses the last request of the window
     github.state.reset_at = int(time.time()) + 1
     messages: list[str] = []
-    summary = _sync(store, github, messages)
+    summary = _sync(sqlite_store, github, messages)
     assert summary.new == ISSUE_COUNT
     assert github.state.early_requests == 0
     assert any("rate limit used up" in m for m in messages)
 
 
-def test_secondary_rate_limit_honours_retry_after(store: Store, github: LoopbackGitHub) -> None:
+def test_secondary_rate_limit_honours_retry_after(sqlite_store: Store, github: LoopbackGitHub) -> None:
     github.state.faults = ["secondary"]
     messages: list[str] = []
     started = time.monotonic()
-    summary = _sync(store, github, messages)
+    summary = _sync(sqlite_store, github, messages)
     assert summary.new == ISSUE_COUNT
     assert time.monotonic() - started >= 1.0
     assert any("secondary rate limit" in m for m in messages)
 
 
-def test_a_502_then_success_is_retried(store: Store, github: LoopbackGitHub) -> None:
+def test_a_502_then_success_is_retried(sqlite_store: Store, github: LoopbackGitHub) -> None:
     github.state.faults = ["502"]
     messages: list[str] = []
-    summary = _sync(store, github, messages)
+    summary = _sync(sqlite_store, github, messages)
     assert summary.new == ISSUE_COUNT
     assert [e.status for e in _listings(github)] == [502, 200]
     assert any("HTTP 502" in m and "retry 1/5" in m for m in messages)
 
 
-def test_a_timeout_is_retried(store: Store, github: LoopbackGitHub) -> None:
+def test_a_timeout_is_retried(sqlite_store: Store, github: LoopbackGitHub) -> None:
     github.state.faults = ["slow:1.0"]
     messages: list[str] = []
-    summary = _sync(store, github, messages, timeout_s=0.3)
+    summary = _sync(sqlite_store, github, messages, timeout_s=0.3)
     assert summary.new == ISSUE_COUNT
     assert any("timeout" in m for m in messages)
 
 
-def test_persistent_server_errors_fail_clearly_and_write_nothing(store: Store, github: LoopbackGitHub) -> None:
+def test_persistent_server_errors_fail_clearly_and_write_nothing(sqlite_store: Store, github: LoopbackGitHub) -> None:
     github.state.faults = ["502"] * 10
     with pytest.raises(GitHubError, match="HTTP 502"):
-        _sync(store, github, max_retries=2)
+        _sync(sqlite_store, github, max_retries=2)
     assert len(_listings(github)) == 3
-    assert _issues(store) == {}
-    with store.session() as session:
+    assert _issues(sqlite_store) == {}
+    with sqlite_store.session() as session:
         assert session.scalar(select(IngestCursor)) is None
 
 
-def test_unknown_repository_and_bad_credentials(store: Store, github: LoopbackGitHub) -> None:
+def test_unknown_repository_and_bad_credentials(sqlite_store: Store, github: LoopbackGitHub) -> None:
     api = GitHubIssuesApi(api_url=github.api_url)
     with pytest.raises(GitHubError, match="HTTP 404 .*Not Found"):
-        ingest_github(store, "nobody/nothing", api=api)
+        ingest_github(sqlite_store, "nobody/nothing", api=api)
     github.state.token = "s3cret-token"
     with pytest.raises(GitHubError, match="HTTP 401 .*Bad credentials"):
-        _sync(store, github)
-    summary = _sync(store, github, token="s3cret-token")
+        _sync(sqlite_store, github)
+    summary = _sync(sqlite_store, github, token="s3cret-token")
     assert summary.new == ISSUE_COUNT
     assert _listings(github)[-1].headers["authorization"].endswith("s3cret-token")
 
