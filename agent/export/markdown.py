@@ -30,8 +30,9 @@ def render_markdown(report: Report) -> str:
     out += ["#### Minimal repro", ""]
     if report.repro.strip():
         out += [
-            f"Standalone, plain torch (also written as `repro_{report.representative_finding}.py`)."
-            " It exits 1 and prints the mismatch when the bug reproduces, 0 when it does not.",
+            f"Standalone, plain torch (also written as `repro_{report.representative_finding}.py`"
+            + (f"; {report.repro_note}" if report.repro_note else "")
+            + "). It exits 1 and prints the mismatch when the bug reproduces, 0 when it does not.",
             "",
             _fence(report.repro, "python"),
             "",
@@ -69,11 +70,12 @@ def render_markdown(report: Report) -> str:
         out += ["Bug pattern (formal notation):", "", _fence(report.pattern_formal), ""]
 
     out += [f"#### Findings in this report ({len(report.findings)})", ""]
-    out += ["| finding | verdict | review | max abs diff | repro |", "|---|---|---|---|---|"]
+    out += ["| finding | verdict | review | max abs diff | repro | inputs |", "|---|---|---|---|---|---|"]
     for finding in report.findings:
         diff = finding.evidence.get("max_abs_diff", "-")
         out.append(
-            f"| {finding.id} | {finding.verdict} | {finding.review_status} | {_cell(diff)} | {finding.repro_file or '-'} |"
+            f"| {finding.id} | {finding.verdict} | {finding.review_status} | {_cell(diff)} | {finding.repro_file or '-'}"
+            f" | {finding.inputs_file or '-'} |"
         )
     out += ["", f"Signature: `{report.signature or '(none)'}`", ""]
 

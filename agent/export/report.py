@@ -8,6 +8,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from agent.export.bundle import BundledRepro
 from agent.export.environment import Environment
 from agent.export.rules import RuleCheck, all_met, check_rules
 from agent.export.title import bracket, mode_words, title
@@ -34,6 +35,8 @@ class ReportFinding(BaseModel):
     reason: str
     evidence: dict[str, Any]
     repro_file: str | None
+    inputs_file: str | None
+    repro_note: str
     harness_id: int
     run_id: int | None
     created_at: datetime
@@ -71,6 +74,8 @@ class Report(BaseModel):
     backend_ablation: dict[str, Any]
     representative_finding: int
     repro: str
+    repro_inputs_file: str | None
+    repro_note: str
     pattern_formal: str
     source_issue: SourceIssue | None
     transfer: Transfer | None
@@ -86,16 +91,12 @@ class Report(BaseModel):
         return [f.id for f in self.findings]
 
 
-def repro_file_name(finding_id: int) -> str:
-    return f"repro_{finding_id}.py"
-
-
-def _representative(findings: list[FindingRecord]) -> FindingRecord:
-    """The finding whose repro is shortest (the most minimal), oldest on ties; any if none has one."""
-    with_repro = [f for f in findings if f.repro.strip()]
+def _representative(findings: list[FindingRecord], bundles: dict[int, BundledRepro]) -> FindingRecord:
+    """The finding whose repro is shortest (the most minimal), oldest on ties; the oldest if none has one."""
+    with_repro = [f for f in findings if f.id in bundles]
     if not with_repro:
         return findings[0]
-    return min(with_repro, key=lambda f: (len(f.repro), f.id))
+    return min(with_repro, key=lambda f: (len(bundles[f.id].text), f.id))
 
 
 def _slug(text: str) -> str:
@@ -197,9 +198,14 @@ def _labels(kind: str, reference: str, test: str, verdict: str) -> list[str]:
     return labels
 
 
-def build_report(number: int, group: SignatureGroup, environment: Environment) -> Report:
+def build_report(
+    number: int, group: SignatureGroup, environment: Environment, bundles: dict[int, BundledRepro] | None = None
+) -> Report:
+    """One report for a signature group; ``bundles`` are the repro files already written for its findings."""
+    bundles = bundles or {}
     members = group.findings
-    lead = _representative(members)
+    lead = _representative(members, bundles)
+    lead_bundle = bundles.get(lead.id)
     api = lineage.target_api(lead)
     reference, test = lineage.mode_pair(lead)
     kind = lineage.kind(lead)
@@ -211,7 +217,7 @@ def build_report(number: int, group: SignatureGroup, environment: Environment) -
         reference_mode=reference,
         test_mode=test,
         evidence=lead.evidence,
-        repro=lead.repro,
+        repro=lead_bundle.text if lead_bundle else "",
         collect_env_ok=not environment.collect_env.startswith("("),
     )
     versions = sorted({str(f.evidence["torch_version"]) for f in members if f.evidence.get("torch_version")})
@@ -231,7 +237,9 @@ def build_report(number: int, group: SignatureGroup, environment: Environment) -
         expected=_expected(lead, reference, test, dtype),
         backend_ablation=ablation if isinstance(ablation, dict) else {},
         representative_finding=lead.id,
-        repro=lead.repro,
+        repro=lead_bundle.text if lead_bundle else "",
+        repro_inputs_file=lead_bundle.inputs_file if lead_bundle else None,
+        repro_note=lead_bundle.note if lead_bundle else "",
         pattern_formal=formal_text(lead),
         source_issue=None
         if lead.issue is None
@@ -253,7 +261,9 @@ def build_report(number: int, group: SignatureGroup, environment: Environment) -
                 review_status=f.review_status,
                 reason=f.reason,
                 evidence=f.evidence,
-                repro_file=repro_file_name(f.id) if f.repro.strip() else None,
+                repro_file=bundles[f.id].repro_file if f.id in bundles else None,
+                inputs_file=bundles[f.id].inputs_file if f.id in bundles else None,
+                repro_note=bundles[f.id].note if f.id in bundles else "",
                 harness_id=f.harness_id,
                 run_id=f.run_id,
                 created_at=f.created_at,

@@ -46,14 +46,16 @@ def _sandbox_env(home: str) -> dict[str, str]:
     return env
 
 
-def run_repro(script: Path, *, finding_id: int, verdict: str, timeout_s: float = 120.0) -> ReproCheck:
+def run_repro(
+    script: Path, *, finding_id: int, verdict: str, args: list[str] | None = None, timeout_s: float = 120.0
+) -> ReproCheck:
     import time
 
     expected = EXPECTED_EXIT.get(verdict)
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="transfuzz-repro-") as workdir:
         process = subprocess.Popen(
-            [sys.executable, "-I", str(script.resolve())],
+            [sys.executable, "-I", str(script.resolve()), *(args or [])],
             cwd=workdir,
             env=_sandbox_env(workdir),
             stdin=subprocess.DEVNULL,

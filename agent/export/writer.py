@@ -18,10 +18,11 @@ from pydantic import BaseModel
 
 from agent.export.environment import Environment
 from agent.export.markdown import render_markdown
-from agent.export.report import Report, build_report, repro_file_name
+from agent.export.bundle import BundledRepro, bundle_repro
+from agent.export.report import Report, build_report
 from agent.export.verify import ReproCheck, run_repro
 from db.base import utcnow
-from db.queries.findings import SignatureGroup
+from db.queries.findings import FindingRecord, SignatureGroup
 
 Format = Literal["markdown", "json"]
 INDEX_NAME = "index.json"
@@ -46,6 +47,7 @@ class IndexEntry(BaseModel):
     verdicts: list[str]
     representative_finding: int
     repro_files: list[str]
+    inputs_files: list[str]
     source_issue: str | None
     rules_met: bool
     labels: list[str]
@@ -84,6 +86,7 @@ def _previous_files(out: Path) -> set[str]:
         for entry in data.get("reports", []):
             names.add(entry["file"])
             names.update(entry.get("repro_files", []))
+            names.update(entry.get("inputs_files", []))
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return set()
     return {n for n in names if isinstance(n, str) and n == Path(n).name and not n.startswith(".")}
@@ -116,14 +119,17 @@ def write_export(
     _write(out / COLLECT_ENV_NAME, environment.collect_env.rstrip() + "\n")
     written.add(COLLECT_ENV_NAME)
     for number, group in enumerate(groups, start=1):
-        report = build_report(number, group, environment)
-        repro_files = _write_repros(out, group)
-        written.update(repro_files)
-        checks = _check_repros(out, group, repro_timeout_s) if check_repro else None
+        bundles = {b.finding_id: b for b in (bundle_repro(out, f) for f in group.findings) if b is not None}
+        for bundle in bundles.values():
+            written.add(bundle.repro_file)
+            if bundle.inputs_file:
+                written.add(bundle.inputs_file)
+        report = build_report(number, group, environment, bundles)
+        checks = _check_repros(out, group, bundles, repro_timeout_s) if check_repro else None
         name = f"{report.slug}.md" if fmt == "markdown" else f"{report.slug}.json"
         _write(out / name, _render(report, fmt))
         written.add(name)
-        entries.append(_entry(report, name, repro_files, checks))
+        entries.append(_entry(report, name, list(bundles.values()), checks))
 
     index = ExportIndex(
         generated_at=utcnow(),
@@ -143,31 +149,22 @@ def write_export(
     return index
 
 
-def _write_repros(out: Path, group: SignatureGroup) -> list[str]:
-    names: list[str] = []
-    for finding in group.findings:
-        if not finding.repro.strip():
-            continue
-        name = repro_file_name(finding.id)
-        text = finding.repro if finding.repro.endswith("\n") else finding.repro + "\n"
-        _write(out / name, text)
-        names.append(name)
-    return names
-
-
-def _check_repros(out: Path, group: SignatureGroup, timeout_s: float) -> list[ReproCheck]:
+def _check_repros(
+    out: Path, group: SignatureGroup, bundles: dict[int, BundledRepro], timeout_s: float
+) -> list[ReproCheck]:
     """Run the group's repro scripts, a few at once: each is a separate interpreter that mostly waits on torch's import."""
     from concurrent.futures import ThreadPoolExecutor
 
-    runnable = [f for f in group.findings if f.repro.strip()]
+    runnable = [f for f in group.findings if f.id in bundles]
+
+    def check(finding: FindingRecord) -> ReproCheck:
+        bundle = bundles[finding.id]
+        args = [str((out / bundle.inputs_file).resolve())] if bundle.inputs_file else []
+        return run_repro(out / bundle.repro_file, finding_id=finding.id, verdict=finding.verdict, args=args, timeout_s=timeout_s)
+
     workers = max(1, min(len(runnable), os.cpu_count() or 1, 4))
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        return list(
-            pool.map(
-                lambda f: run_repro(out / repro_file_name(f.id), finding_id=f.id, verdict=f.verdict, timeout_s=timeout_s),
-                runnable,
-            )
-        )
+        return list(pool.map(check, runnable))
 
 
 def _render(report: Report, fmt: Format) -> str:
@@ -176,7 +173,7 @@ def _render(report: Report, fmt: Format) -> str:
     return report.model_dump_json(indent=2) + "\n"
 
 
-def _entry(report: Report, name: str, repro_files: list[str], checks: list[ReproCheck] | None) -> IndexEntry:
+def _entry(report: Report, name: str, bundles: list[BundledRepro], checks: list[ReproCheck] | None) -> IndexEntry:
     source = report.source_issue
     return IndexEntry(
         number=report.number,
@@ -191,7 +188,8 @@ def _entry(report: Report, name: str, repro_files: list[str], checks: list[Repro
         finding_ids=report.finding_ids,
         verdicts=sorted({f.verdict for f in report.findings}),
         representative_finding=report.representative_finding,
-        repro_files=repro_files,
+        repro_files=[b.repro_file for b in bundles],
+        inputs_files=[b.inputs_file for b in bundles if b.inputs_file],
         source_issue=source.url if source else None,
         rules_met=report.rules_met,
         labels=report.labels,

@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from agent.cli.app import app
 from db.store import Store, open_store
-from tests.agent.review.rows import RIGHT_REPRO, add_finding, build_lineage
+from tests.agent.review.rows import INPUTS_REPRO_TEMPLATE, RIGHT_REPRO, add_finding, build_lineage, save_wrong_inputs
 
 runner = CliRunner()
 
@@ -72,11 +72,16 @@ def test_json_export_then_accepted_only(store: Store, populated: dict[str, int],
 def test_check_repro_gate_exits_1_on_a_repro_that_contradicts_its_verdict(tmp_path: Path) -> None:
     # Running repro scripts does not depend on the database: SQLite only.
     url = f"sqlite:///{tmp_path / 'gate.db'}"
+    inputs_path = save_wrong_inputs(tmp_path / "inputs_w.pt")
     store = open_store(url)
     try:
         with store.session() as session:
             rows = build_lineage(session)
-            good = add_finding(session, rows.harness_id)
+            # The sandbox runs it from an empty directory: the inputs must reach it as argv[1].
+            good = add_finding(
+                session, rows.harness_id, repro=INPUTS_REPRO_TEMPLATE.format(inputs_path=inputs_path),
+                inputs_path=inputs_path,
+            )
             # Verdict confirmed, but its repro does not reproduce: the gate must catch it.
             stale = add_finding(session, rows.direct_harness_id, signature="", repro=RIGHT_REPRO)
     finally:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -14,7 +15,15 @@ from agent.export.pipeline import export_findings
 from agent.export.writer import ExportError
 from db.queries.findings import record_review
 from db.store import Store, open_store
-from tests.agent.review.rows import COMPILE_SIGNATURE, RIGHT_REPRO, WRONG_REPRO, add_finding, build_lineage
+from tests.agent.review.rows import (
+    COMPILE_SIGNATURE,
+    INPUTS_REPRO_TEMPLATE,
+    RIGHT_REPRO,
+    WRONG_REPRO,
+    add_finding,
+    build_lineage,
+    save_wrong_inputs,
+)
 
 SHORT_WRONG_REPRO = WRONG_REPRO.replace('"""Repro: torch.relu against a reference value."""\n', "")
 
@@ -88,11 +97,17 @@ def test_markdown_export_groups_by_signature(store: Store, ids: dict[str, int], 
 
 def test_exported_repros_reproduce_their_verdict_in_a_fresh_interpreter(environment: Environment, tmp_path: Path) -> None:
     # Running the scripts does not depend on the database, so this one runs on SQLite only.
+    workdir = tmp_path / "worker"  # where a fuzz worker saved the failing input
+    workdir.mkdir()
+    inputs_path = save_wrong_inputs(workdir / "inputs_abc.pt")
     store = open_store(f"sqlite:///{tmp_path / 'repro.db'}")
     try:
         with store.session() as session:
             rows = build_lineage(session)
-            confirmed = add_finding(session, rows.harness_id)
+            confirmed = add_finding(
+                session, rows.harness_id, repro=INPUTS_REPRO_TEMPLATE.format(inputs_path=inputs_path),
+                inputs_path=inputs_path,
+            )
             passed = add_finding(session, rows.harness_id, verdict="passed", signature="", repro=RIGHT_REPRO)
             record_review(session, confirmed, decision="accepted", reviewer="ann")
             record_review(session, passed, decision="accepted", reviewer="ann", note="keep as a regression check")
@@ -100,12 +115,22 @@ def test_exported_repros_reproduce_their_verdict_in_a_fresh_interpreter(environm
         index = export_findings(store, out, status="accepted", fmt="markdown", environment=environment)
     finally:
         store.close()
+    shutil.rmtree(workdir)  # the export must not need the worker's files any more
     assert [e.finding_ids for e in index.reports] == [[confirmed], [passed]]
+    assert index.reports[0].inputs_files == [f"inputs_{confirmed}.pt"]
+    assert index.reports[1].inputs_files == []
+    script = (out / f"repro_{confirmed}.py").read_text()
+    assert inputs_path not in script and f"else 'inputs_{confirmed}.pt'" in script
+    report = (out / index.reports[0].file).read_text()
+    assert f"else 'inputs_{confirmed}.pt'" in report and f"holds `inputs_{confirmed}.pt`" in report
+
     expected_exit = {"confirmed": 1, "passed": 0}
     scripts = {entry.verdicts[0]: out / entry.repro_files[0] for entry in index.reports}
     # Both interpreters at once: each spends most of its time importing torch.
     runs = {
-        verdict: subprocess.Popen([sys.executable, str(path)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        verdict: subprocess.Popen(
+            [sys.executable, path.name], cwd=out, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        )
         for verdict, path in scripts.items()
     }
     for verdict, process in runs.items():
@@ -113,6 +138,18 @@ def test_exported_repros_reproduce_their_verdict_in_a_fresh_interpreter(environm
         assert process.returncode == expected_exit[verdict], output
         if verdict == "confirmed":
             assert "MISMATCH" in output and "Greatest absolute difference" in output
+
+
+def test_missing_inputs_are_reported_not_fatal(store: Store, environment: Environment, tmp_path: Path) -> None:
+    gone = str(tmp_path / "gone" / "inputs_x.pt")
+    with store.session() as session:
+        rows = build_lineage(session)
+        fid = add_finding(session, rows.harness_id, repro=INPUTS_REPRO_TEMPLATE.format(inputs_path=gone), inputs_path=gone)
+    index = export_findings(store, tmp_path / "out", environment=environment)
+    assert index.reports[0].inputs_files == []
+    text = (tmp_path / "out" / index.reports[0].file).read_text()
+    assert f"its saved inputs ({gone}) were not found when exporting" in text
+    assert (tmp_path / "out" / f"repro_{fid}.py").read_text() == INPUTS_REPRO_TEMPLATE.format(inputs_path=gone)
 
 
 def test_json_export_and_a_second_export_replaces_the_first(

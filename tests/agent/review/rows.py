@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from sqlalchemy.orm import Session
@@ -29,6 +30,32 @@ print("no mismatch")
 '''
 WRONG_REPRO = REPRO_TEMPLATE.format(expected="[0.0, 0.5, 3.0]")  # deliberately wrong: reproduces
 RIGHT_REPRO = REPRO_TEMPLATE.format(expected="[0.0, 0.5, 2.0]")  # correct: does not reproduce
+
+# The same check in the shape of fuzz_core's scripts: the failing input is a saved file, loaded from
+# argv[1] or else from the absolute path the worker wrote it to.
+INPUTS_REPRO_TEMPLATE = '''import sys
+
+import torch
+
+INPUTS = sys.argv[1] if len(sys.argv) > 1 else {inputs_path!r}
+data = torch.load(INPUTS)
+observed = torch.relu(data["x"])
+try:
+    torch.testing.assert_close(observed, data["expected"])
+except AssertionError as exc:
+    print("MISMATCH:", exc)
+    sys.exit(1)
+print("no mismatch")
+'''
+
+
+def save_wrong_inputs(path: Path) -> str:
+    """Inputs for INPUTS_REPRO_TEMPLATE whose expected value is deliberately wrong; returns the path."""
+    import torch
+
+    torch.save({"x": torch.tensor([-1.0, 0.5, 2.0]), "expected": torch.tensor([0.0, 0.5, 3.0])}, path)
+    return str(path)
+
 
 SOURCE_PATTERN = BugPattern.model_validate(
     {
