@@ -198,7 +198,10 @@ class GitHubIssuesApi:
             next_url = response.raw_response.links.get("next", {}).get("url")
             if not next_url:
                 return
-            response = self._call(lambda url=next_url: self._gh.request("GET", url), what)
+            # the endpoint call set the API version; a bare request for the next link would not
+            version = response.raw_request.headers.get("x-github-api-version")
+            headers = {"X-GitHub-Api-Version": version} if version else None
+            response = self._call(lambda url=next_url, headers=headers: self._gh.request("GET", url, headers=headers), what)
 
     def issue_pages(
         self,

@@ -65,6 +65,8 @@ def test_full_sync_follows_link_pages_and_skips_pull_requests(sqlite_store: Stor
     assert listings[0].query == {"state": "all", "sort": "updated", "direction": "asc", "per_page": "100"}
     assert [entry.query.get("page") for entry in listings] == [None, "2", "3", "4", "5"]
     assert all(entry.path == f"/api/v3/repos/{SAMPLE_REPO}/issues" for entry in listings)
+    assert len({entry.headers.get("x-github-api-version") for entry in listings}) == 1  # same version on every page
+    assert listings[-1].headers.get("x-github-api-version")
     assert "authorization" not in listings[0].headers  # works without a token
     stored = _issues(sqlite_store)
     assert len(stored) == ISSUE_COUNT and all(i.needs_extraction for i in stored.values())
