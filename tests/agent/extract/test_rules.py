@@ -1,0 +1,128 @@
+"""Analyzer rules on small issues written for these tests (not from the labelled samples)."""
+
+from __future__ import annotations
+
+import pytest
+
+from agent.extract.analyzer import analyze_issue
+from agent.extract.codeblocks import code_blocks
+
+SILENT = ["module: correctness (silent)"]
+
+
+def _issue(code: str, prose: str = "The results are wrong and differ silently.") -> str:
+    return f"### Describe the bug\n\n{prose}\n\n```python\n{code}\n```\n"
+
+
+def test_aliases_resolve_through_the_snippets_imports() -> None:
+    code = "import torch as T\nfrom torch.nn import functional as fn\nx = T.randn(4)\nprint(T.compile(fn.silu)(x) - fn.silu(x))"
+    a = analyze_issue("silu differs under compile", _issue(code), SILENT)
+    assert a.pattern is not None and a.pattern.api == "torch.nn.functional.silu"
+    assert a.pattern.test_mode.name == "compile:inductor"
+
+
+def test_compile_backend_and_options_become_the_test_mode() -> None:
+    code = "import torch\nf = torch.compile(torch.cosh, backend='aot_eager', dynamic=True)\nx = torch.randn(3)\nassert torch.allclose(f(x), torch.cosh(x), atol=1e-4)"
+    a = analyze_issue("cosh wrong under aot_eager", _issue(code), SILENT)
+    assert a.pattern is not None
+    assert a.pattern.test_mode.name == "compile:aot_eager"
+    assert a.pattern.test_mode.options == {"dynamic": True}
+    assert a.pattern.oracle.atol == 1e-4
+
+
+def test_autocast_is_a_precision_pattern() -> None:
+    code = (
+        "import torch\nx = torch.randn(8, 8)\nref = torch.linalg.inv(x)\n"
+        "with torch.autocast('cpu', dtype=torch.bfloat16):\n    out = torch.linalg.inv(x)\nprint((out - ref).abs().max())"
+    )
+    a = analyze_issue("linalg.inv under autocast is far off", _issue(code), SILENT)
+    assert a.pattern is not None
+    assert (a.pattern.kind.value, a.pattern.test_mode.name) == ("Precision_Mismatch", "autocast:bfloat16")
+    assert a.pattern.api == "torch.linalg.inv"
+
+
+def test_out_variant_needs_out_kwarg_and_words() -> None:
+    code = "import torch\na = torch.randn(5)\no = torch.empty(5)\ntorch.sinh(a, out=o)\nprint(o, torch.sinh(a))"
+    a = analyze_issue("sinh with out= gives a different result", _issue(code, "Passing out= changes the values."), SILENT)
+    assert a.pattern is not None and a.pattern.test_mode.name == "variant:out"
+    assert a.pattern.kind.value == "Variant_Mismatch"
+
+
+def test_vmap_is_a_batch_pattern() -> None:
+    code = "import torch\nx = torch.randn(3, 4)\nv = torch.vmap(torch.special.entr)(x)\nl = torch.stack([torch.special.entr(r) for r in x])\nprint(torch.equal(v, l))"
+    a = analyze_issue("special.entr under vmap differs from a loop", _issue(code), SILENT)
+    assert a.pattern is not None and (a.pattern.kind.value, a.pattern.api) == ("Batch_Mismatch", "torch.special.entr")
+
+
+def test_ties_are_a_false_alarm() -> None:
+    code = "import torch\nx = torch.tensor([1.0, 3.0, 3.0, 2.0])\nprint(torch.topk(x, 1).indices, torch.topk(x.cuda(), 1).indices)"
+    a = analyze_issue("topk returns a different index on CUDA", _issue(code), SILENT)
+    assert a.triage.false_alarm_class == "ties" and not a.triage.is_silent_bug
+
+
+def test_duplicate_indices_without_accumulate_are_a_false_alarm() -> None:
+    code = "import torch\nidx = torch.tensor([0, 2, 0])\nv = torch.tensor([1.0, 2.0, 3.0])\nout = torch.zeros(3).index_put_((idx,), v)\nprint(out, torch.zeros(3).cuda().index_put_((idx.cuda(),), v.cuda()))"
+    a = analyze_issue("index_put_ differs between CPU and CUDA", _issue(code), SILENT)
+    assert a.triage.false_alarm_class == "duplicate_indices"
+
+
+def test_nan_that_ieee_demands_is_a_false_alarm() -> None:
+    code = "import torch\nx = torch.tensor([-1.0, 4.0])\nprint(torch.compile(torch.sqrt)(x), torch.isnan(torch.sqrt(x)))"
+    a = analyze_issue("sqrt returns nan under compile", _issue(code), ["module: NaNs and Infs"])
+    assert a.triage.false_alarm_class == "ieee_nan"
+
+
+def test_random_op_inside_compiled_code_is_a_false_alarm() -> None:
+    code = "import torch\ndef f(x):\n    return x + torch.rand_like(x)\nx = torch.zeros(3)\nprint(torch.compile(f)(x) - f(x))"
+    a = analyze_issue("compiled noise differs from eager", _issue(code), SILENT)
+    assert a.triage.false_alarm_class == "random_ops"
+
+
+@pytest.mark.parametrize("with_eval", [False, True])
+def test_batchnorm_traced_in_train_mode(with_eval: bool) -> None:
+    code = (
+        "import torch\nimport torch.nn as nn\nm = nn.Sequential(nn.Conv2d(3, 3, 1), nn.BatchNorm2d(3))\n"
+        + ("m.eval()\n" if with_eval else "")
+        + "x = torch.randn(2, 3, 4, 4)\nt = torch.jit.trace(m, x)\nprint(torch.allclose(t(x), m(x)))"
+    )
+    a = analyze_issue("traced model output differs", _issue(code), SILENT)
+    if with_eval:
+        assert a.triage.false_alarm_class is None and a.triage.is_silent_bug
+    else:
+        assert a.triage.false_alarm_class == "train_mode_tracing"
+        assert a.pattern is not None and a.pattern.api == "torch.nn.BatchNorm2d"
+
+
+@pytest.mark.parametrize(("printed", "false_alarm"), [("1.1920928955078125e-07", True), ("0.5", False)])
+def test_tight_comparison_is_a_false_alarm_only_at_rounding_level(printed: str, false_alarm: bool) -> None:
+    code = "import torch\nx = torch.randn(64)\nc = torch.compile(torch.tanh)(x)\nprint((c - torch.tanh(x)).abs().max().item())\ntorch.testing.assert_close(c, torch.tanh(x), atol=0, rtol=0)"
+    body = _issue(code) + f"\n```\n{printed}\n```\n"
+    a = analyze_issue("tanh not identical under compile", body, SILENT)
+    assert (a.triage.false_alarm_class == "bitwise_comparison") is false_alarm
+    assert a.triage.is_silent_bug is not false_alarm
+
+
+def test_no_api_is_invented() -> None:
+    a = analyze_issue("Something is numerically wrong", "Results are wrong and differ, silently.", SILENT)
+    assert a.pattern is None and a.pattern_error
+
+
+def test_crash_report_is_not_silent() -> None:
+    code = "import torch\ntorch.nn.functional.unfold(torch.randn(1, 1, 2, 2), kernel_size=-1)"
+    body = _issue(code, "This segfaults.") + "\n```\nSegmentation fault (core dumped)\n```\n"
+    a = analyze_issue("Segfault in unfold", body, ["module: crash"])
+    assert not a.triage.is_silent_bug and a.pattern is not None and a.pattern.kind.value == "Crash"
+
+
+def test_code_blocks_handle_crlf_doctest_and_output() -> None:
+    body = "text\r\n\r\n```\r\n>>> import torch\r\n>>> torch.sinc(torch.tensor([0.0]))\r\n```\r\n\r\n```\r\ncpu : tensor([1.])\r\n```\r\n"
+    blocks = code_blocks(body)
+    assert [b.is_python for b in blocks] == [True, False]
+    assert blocks[0].text.startswith("import torch")
+
+
+def test_code_is_parsed_never_run(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    marker = tmp_path / "ran"
+    code = f"import pathlib\npathlib.Path({str(marker)!r}).write_text('x')\nimport torch\nprint(torch.compile(torch.erf)(torch.zeros(1)))"
+    analyze_issue("erf differs under compile", _issue(code), SILENT)
+    assert not marker.exists()
