@@ -70,9 +70,13 @@ class RetryPolicy:
     stats: RequestStats
     max_retries: int = 5
     backoff_s: float = 1.0
+    _rate_limit_retries: int = 0  # of the current request: they do not use up max_retries
 
     def __call__(self, exc: GitHubException, retry_count: int) -> RetryOption:
+        if retry_count == 0:  # githubkit counts per request; a new request starts at 0
+            self._rate_limit_retries = 0
         if isinstance(exc, RateLimitExceeded):
+            self._rate_limit_retries += 1
             wait = exc.retry_after
             kind = "primary" if isinstance(exc, PrimaryRateLimitExceeded) else "secondary"
             if kind == "primary":
@@ -85,10 +89,11 @@ class RetryPolicy:
         transient = isinstance(exc, RequestTimeout) or (
             isinstance(exc, RequestFailed) and exc.response.status_code >= 500
         ) or (type(exc) is RequestError)
-        if transient and retry_count < self.max_retries:
-            wait_s = min(self.backoff_s * (2**retry_count), 60.0)
+        attempt = retry_count - self._rate_limit_retries
+        if transient and attempt < self.max_retries:
+            wait_s = min(self.backoff_s * (2**attempt), 60.0)
             self.stats.retries += 1
-            self.notify(f"GitHub request failed ({_what(exc)}); retry {retry_count + 1}/{self.max_retries} in {wait_s:.1f}s")
+            self.notify(f"GitHub request failed ({_what(exc)}); retry {attempt + 1}/{self.max_retries} in {wait_s:.1f}s")
             return RetryOption(True, timedelta(seconds=wait_s))
         return RetryOption(False)
 

@@ -265,3 +265,12 @@ def test_overlap_window_is_idempotent(store: Store, github: LoopbackGitHub) -> N
     again = _sync(store, github)
     assert again.new == 0 and again.updated == 0
     assert again.unchanged + again.pull_requests >= 3
+
+
+def test_rate_limit_waits_do_not_use_up_the_server_error_retries(sqlite_store: Store, github: LoopbackGitHub) -> None:
+    github.state.faults = ["secondary", "secondary", "502", "502"]
+    messages: list[str] = []
+    summary = _sync(sqlite_store, github, messages, max_retries=2)
+    assert summary.new == ISSUE_COUNT
+    assert [e.status for e in _listings(github)] == [429, 429, 502, 502, 200]
+    assert [m.split(";")[1].strip() for m in messages if "HTTP 502" in m] == ["retry 1/2 in 0.1s", "retry 2/2 in 0.1s"]
