@@ -205,7 +205,10 @@ def localise_failure(model: nn.Module, x: torch.Tensor, config: ModelFuzzConfig,
     """Where the failure starts, for the evidence a report carries."""
     with torch.no_grad():
         if second is None:
-            with OpRecorder(with_stats=False) as ops, ModuleRecorder(model, with_stats=False) as mods:
+            # Two executions: module hooks run torch ops that an op recorder would also log.
+            with OpRecorder(with_stats=False) as ops:
+                model(x)
+            with ModuleRecorder(model, with_stats=False) as mods:
                 model(x)
             op = ops.first_nonfinite()
             mod = mods.first_nonfinite()

@@ -48,7 +48,9 @@ class ActivationCapture:
         def hook(module: nn.Module, args: tuple, output: object) -> None:
             tensors = flat_tensors(output)
             if tensors:
-                self.latest[name] = tensors[0].detach()
+                # No .detach(): the fetch runs under no_grad, and a detach would show up
+                # as an extra op in any op-level recording around the execution.
+                self.latest[name] = tensors[0]
 
         return hook
 
