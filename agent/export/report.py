@@ -10,22 +10,12 @@ from pydantic import BaseModel
 
 from agent.export.bundle import BundledRepro
 from agent.export.environment import Environment
-from agent.export.rules import RuleCheck, all_met, check_rules
+from agent.export.rules import DEFAULT_TOLERANCES, RuleCheck, all_met, check_rules
 from agent.export.title import bracket, mode_words, title
+from agent.export.verify import ReproCheck
 from agent.review import lineage
 from agent.review.views import formal_text
 from db.queries.findings import FindingRecord, SignatureGroup
-
-# torch.testing.assert_close defaults (rtol, atol) per dtype, quoted as the "expected" bound.
-DEFAULT_TOLERANCES: dict[str, tuple[float, float]] = {
-    "float16": (1e-3, 1e-5),
-    "bfloat16": (1.6e-2, 1e-5),
-    "float32": (1.3e-6, 1e-5),
-    "float64": (1e-7, 1e-7),
-    "complex64": (1.3e-6, 1e-5),
-    "complex128": (1e-7, 1e-7),
-}
-
 
 
 class ReportFinding(BaseModel):
@@ -219,6 +209,7 @@ def build_report(
         evidence=lead.evidence,
         repro=lead_bundle.text if lead_bundle else "",
         collect_env_ok=not environment.collect_env.startswith("("),
+        dtype=dtype,
     )
     versions = sorted({str(f.evidence["torch_version"]) for f in members if f.evidence.get("torch_version")})
     return Report(
@@ -276,3 +267,26 @@ def build_report(
         torch_version_found=versions,
         environment=environment,
     )
+
+
+def with_repro_checks(report: Report, checks: list[ReproCheck]) -> Report:
+    """Add the outcome of running the group's repro scripts to the checklist."""
+    if not checks:
+        return report
+    wrong = [c for c in checks if c.agrees is False]
+    if wrong:
+        detail = "; ".join(
+            f"repro_{c.finding_id}.py exited {c.exit_code if c.exit_code is not None else 'by timeout'}, expected {c.expected_exit}"
+            for c in wrong
+        )
+        rule = RuleCheck(rule="repro reproduces the verdict", status="not_met", detail=detail)
+    elif all(c.agrees is None for c in checks):
+        rule = RuleCheck(rule="repro reproduces the verdict", status="unclear", detail="these verdicts promise no exit code")
+    else:
+        rule = RuleCheck(
+            rule="repro reproduces the verdict",
+            status="met",
+            detail=f"{sum(1 for c in checks if c.agrees)} script(s) run in a fresh interpreter gave the expected exit code",
+        )
+    rules = [*report.rules, rule]
+    return report.model_copy(update={"rules": rules, "rules_met": all_met(rules)})

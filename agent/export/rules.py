@@ -9,6 +9,7 @@ carries this checklist and says plainly what is unmet or not shown, instead of c
 
 from __future__ import annotations
 
+import ast
 import re
 from typing import Any, Literal
 
@@ -21,7 +22,16 @@ _INDEX_APIS = {"argmax", "argmin", "argsort"}
 # APIs that return (values, indices): only the values may be compared.
 _VALUES_AND_INDICES_APIS = {"max", "min", "sort", "topk", "kthvalue", "mode", "median", "nanmedian", "cummax", "cummin"}
 
-_EXPLICIT_TOLERANCE = re.compile(r"\b(?:atol|rtol)\s*=")
+# torch.testing.assert_close defaults (rtol, atol) per dtype.
+DEFAULT_TOLERANCES: dict[str, tuple[float, float]] = {
+    "float16": (1e-3, 1e-5),
+    "bfloat16": (1.6e-2, 1e-5),
+    "float32": (1.3e-6, 1e-5),
+    "float64": (1e-7, 1e-7),
+    "complex64": (1.3e-6, 1e-5),
+    "complex128": (1e-7, 1e-7),
+}
+_COMPARISONS = {"assert_close", "allclose", "isclose", "assertEqual", "same"}
 _PROJECT_IMPORT = re.compile(r"^\s*(?:from|import)\s+(?:agent|fuzz_core|db|transfuzz)\b", re.MULTILINE)
 
 
@@ -43,17 +53,12 @@ def check_rules(
     evidence: dict[str, Any],
     repro: str,
     collect_env_ok: bool,
+    dtype: str | None = None,
 ) -> list[RuleCheck]:
     compiled = _is_compile(reference_mode) or _is_compile(test_mode)
     checks: list[RuleCheck] = []
 
-    tolerances = {k: evidence[k] for k in ("rtol", "atol") if k in evidence}
-    if evidence.get("default_tolerances") is False:
-        checks.append(RuleCheck(rule="default tolerances", status="not_met", detail=f"harness used {tolerances or 'custom tolerances'}"))
-    elif _EXPLICIT_TOLERANCE.search(repro):
-        checks.append(RuleCheck(rule="default tolerances", status="unclear", detail="the repro passes rtol/atol explicitly; make sure they are the defaults"))
-    else:
-        checks.append(RuleCheck(rule="default tolerances", status="met", detail="torch.testing defaults for the dtype"))
+    checks.append(_tolerance_rule(evidence, repro, dtype))
 
     leaf = api.rsplit(".", 1)[-1]
     if leaf in _INDEX_APIS:
@@ -74,7 +79,7 @@ def check_rules(
 
     if not compiled:
         checks.append(RuleCheck(rule="equal RNG state", status="n/a", detail="no torch.compile mode involved"))
-    elif "fallback_random" in repro or evidence.get("fallback_random") is True:
+    elif "fallback_random = True" in repro or "fallback_random=True" in repro or _flag_set(evidence, "fallback_random"):
         checks.append(RuleCheck(rule="equal RNG state", status="met", detail="torch._inductor.config.fallback_random = True"))
     else:
         checks.append(RuleCheck(rule="equal RNG state", status="not_met", detail="set torch._inductor.config.fallback_random = True and reseed"))
@@ -98,6 +103,47 @@ def check_rules(
         RuleCheck(rule="collect_env", status="met" if collect_env_ok else "not_met", detail="included below" if collect_env_ok else "collect_env did not run")
     )
     return checks
+
+
+def _explicit_tolerances(repro: str) -> list[str] | None:
+    """Comparison calls in the repro that pass rtol/atol; None when the script does not parse."""
+    try:
+        tree = ast.parse(repro)
+    except SyntaxError:
+        return None
+    found: list[str] = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+        if name in _COMPARISONS and any(k.arg in ("rtol", "atol") for k in node.keywords):
+            found.append(ast.unparse(node)[:80])
+    return found
+
+
+def _tolerance_rule(evidence: dict[str, Any], repro: str, dtype: str | None) -> RuleCheck:
+    rule = "default tolerances"
+    used = evidence.get("tolerance")
+    default = DEFAULT_TOLERANCES.get(dtype or "")
+    if isinstance(used, dict) and default is not None and {"rtol", "atol"} <= set(used):
+        if (used["rtol"], used["atol"]) != default:
+            return RuleCheck(rule=rule, status="not_met", detail=f"harness used rtol={used['rtol']}, atol={used['atol']}; {dtype} defaults are rtol={default[0]}, atol={default[1]}")
+    if evidence.get("default_tolerances") is False:
+        return RuleCheck(rule=rule, status="not_met", detail="the harness did not use the default tolerances")
+    explicit = _explicit_tolerances(repro) if repro.strip() else []
+    if explicit is None:
+        return RuleCheck(rule=rule, status="unclear", detail="the repro script does not parse")
+    if explicit:
+        return RuleCheck(rule=rule, status="unclear", detail=f"the repro passes rtol/atol explicitly ({explicit[0]}); make sure they are the defaults")
+    return RuleCheck(rule=rule, status="met", detail="torch.testing defaults for the dtype")
+
+
+def _flag_set(evidence: dict[str, Any], name: str) -> bool:
+    """A config flag recorded as true at the top level or in the evidence's config dict (any prefix)."""
+    if evidence.get(name) is True:
+        return True
+    config = evidence.get("config")
+    return isinstance(config, dict) and any(k.rsplit(".", 1)[-1] == name and v is True for k, v in config.items())
 
 
 def all_met(checks: list[RuleCheck]) -> bool:

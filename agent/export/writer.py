@@ -19,7 +19,7 @@ from pydantic import BaseModel
 from agent.export.environment import Environment
 from agent.export.markdown import render_markdown
 from agent.export.bundle import BundledRepro, bundle_repro
-from agent.export.report import Report, build_report
+from agent.export.report import Report, build_report, with_repro_checks
 from agent.export.verify import ReproCheck, run_repro
 from db.base import utcnow
 from db.queries.findings import FindingRecord, SignatureGroup
@@ -126,6 +126,8 @@ def write_export(
                 written.add(bundle.inputs_file)
         report = build_report(number, group, environment, bundles)
         checks = _check_repros(out, group, bundles, repro_timeout_s) if check_repro else None
+        if checks is not None:
+            report = with_repro_checks(report, checks)
         name = f"{report.slug}.md" if fmt == "markdown" else f"{report.slug}.json"
         _write(out / name, _render(report, fmt))
         written.add(name)

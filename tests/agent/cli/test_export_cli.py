@@ -94,4 +94,9 @@ def test_check_repro_gate_exits_1_on_a_repro_that_contradicts_its_verdict(tmp_pa
     index = json.loads((out / "index.json").read_text())
     assert [[c["agrees"] for c in r["repro_checks"]] for r in index["reports"]] == [[True], [False]]
     assert [[c["exit_code"] for c in r["repro_checks"]] for r in index["reports"]] == [[1], [0]]
-    assert (out / index["reports"][1]["file"]).read_text().startswith("# [Eager/JIT Divergence] torch.sigmoid")
+    assert index["reports"][1]["rules_met"] is False
+    stale_report = (out / index["reports"][1]["file"]).read_text()
+    assert stale_report.startswith("# [Eager/JIT Divergence] torch.sigmoid")
+    assert f"- [ ] repro reproduces the verdict: repro_{stale}.py exited 0, expected 1" in stale_report
+    good_report = (out / index["reports"][0]["file"]).read_text()
+    assert "- [x] repro reproduces the verdict: 1 script(s) run in a fresh interpreter" in good_report

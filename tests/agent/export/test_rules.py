@@ -65,3 +65,29 @@ def test_compile_rules_do_not_apply_to_other_mode_pairs() -> None:
     assert status["no index comparison"] == "unclear"  # topk returns indices too
     assert status["default tolerances"] == "not_met"
     assert status["fp64 baseline"] == "met"
+
+
+def test_tolerances_are_judged_from_the_evidence_and_real_calls_only() -> None:
+    # An assignment named atol is not a comparison with custom tolerances.
+    repro = "import torch\nrtol, atol = TOLERANCE.get(x.dtype, (0.0, 0.0))\ntorch.testing.assert_close(a, b, equal_nan=True)\n"
+
+    def tolerance_status(evidence: dict[str, Any], script: str = repro) -> str:
+        checks = check_rules(api="torch.mm", reference_mode="eager", test_mode="jit.trace", evidence=evidence,
+                             repro=script, collect_env_ok=True, dtype="float32")
+        return _status(checks)["default tolerances"]
+
+    assert tolerance_status({"tolerance": {"rtol": 1.3e-6, "atol": 1e-5}}) == "met"
+    assert tolerance_status({"tolerance": {"rtol": 1e-3, "atol": 1e-3}}) == "not_met"
+    assert tolerance_status({}, "torch.allclose(a, b, rtol=0.1)\n") == "unclear"
+    assert tolerance_status({}, "def broken(:\n") == "unclear"
+
+
+def test_fallback_random_from_the_recorded_config() -> None:
+    def rng_status(evidence: dict[str, Any], repro: str = "import torch\n") -> str:
+        checks = check_rules(api="torch.dropout", reference_mode="eager", test_mode="compile:inductor",
+                             evidence=evidence, repro=repro, collect_env_ok=True)
+        return _status(checks)["equal RNG state"]
+
+    assert rng_status({"config": {"inductor.fallback_random": False, "mode.fallback_random": True}}) == "met"
+    assert rng_status({"config": {"inductor.fallback_random": False}}) == "not_met"
+    assert rng_status({}, "import torch._inductor.config\ntorch._inductor.config.fallback_random = True\n") == "met"
