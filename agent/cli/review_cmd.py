@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
@@ -11,6 +11,9 @@ from rich.table import Table
 
 from agent.cli.context import EXIT_USAGE, fail, get_ctx
 from db.status import REVIEW_STATUSES, VERDICTS
+
+if TYPE_CHECKING:
+    from agent.review.views import FindingDetail
 
 review_app = typer.Typer(help="Review proposed findings.", no_args_is_help=True)
 
@@ -76,7 +79,21 @@ def list_cmd(
     Console(width=None if sys.stdout.isatty() else 200).print(table)
 
 
-def _load_detail(ctx: typer.Context, finding_id: int):  # type: ignore[no-untyped-def]
+def _finding_id(text: str) -> int:
+    """IDs are taken as text so that a typo gets the same one-line usage error as an unknown id."""
+    try:
+        value = int(text)
+    except ValueError:
+        fail(f"finding id must be a number, got {text!r}", code=EXIT_USAGE)
+    if value < 1:
+        fail(f"finding id must be positive, got {value}", code=EXIT_USAGE)
+    return value
+
+
+IdArgument = Annotated[str, typer.Argument(metavar="ID", help="Finding id (see `review list`).")]
+
+
+def _load_detail(ctx: typer.Context, finding_id: int) -> FindingDetail:
     from agent.review.views import FindingDetail
     from db.queries.findings import FindingNotFound, get_finding
 
@@ -89,12 +106,12 @@ def _load_detail(ctx: typer.Context, finding_id: int):  # type: ignore[no-untype
 
 
 @review_app.command("show")
-def show_cmd(ctx: typer.Context, finding_id: Annotated[int, typer.Argument(metavar="ID")]) -> None:
+def show_cmd(ctx: typer.Context, finding_id: IdArgument) -> None:
     """Source issue, pattern in formal notation, target API, verdict, evidence, repro, past decisions."""
     from agent.review.render import render_detail
 
     cli = get_ctx(ctx)
-    detail = _load_detail(ctx, finding_id)
+    detail = _load_detail(ctx, _finding_id(finding_id))
     if cli.json:
         cli.emit(detail.model_dump(mode="json"))
         return
@@ -130,20 +147,20 @@ ReviewerOption = Annotated[str | None, typer.Option("--reviewer", help="Your nam
 @review_app.command("accept")
 def accept_cmd(
     ctx: typer.Context,
-    finding_id: Annotated[int, typer.Argument(metavar="ID")],
+    finding_id: IdArgument,
     note: NoteOption = None,
     reviewer: ReviewerOption = None,
 ) -> None:
     """Accept a finding as a real bug."""
-    _decide(ctx, finding_id, "accepted", note, reviewer)
+    _decide(ctx, _finding_id(finding_id), "accepted", note, reviewer)
 
 
 @review_app.command("reject")
 def reject_cmd(
     ctx: typer.Context,
-    finding_id: Annotated[int, typer.Argument(metavar="ID")],
+    finding_id: IdArgument,
     note: NoteOption = None,
     reviewer: ReviewerOption = None,
 ) -> None:
     """Reject a finding as a false alarm; --note says why."""
-    _decide(ctx, finding_id, "rejected", note, reviewer)
+    _decide(ctx, _finding_id(finding_id), "rejected", note, reviewer)

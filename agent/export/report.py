@@ -111,14 +111,35 @@ def _observed(finding: FindingRecord, reference: str, test: str) -> list[str]:
             where += f" at {_fmt(evidence['mismatch_count'])} element(s)"
         if "first_index" in evidence:
             where += f", first at index {_fmt(evidence['first_index'])}"
-        lines.append(f"{mode_words(test)} vs {mode_words(reference)}: {diff}{where}")
+        output = evidence.get("location")
+        in_output = f" in output `{output}`" if isinstance(output, str) and output and output != "out" else ""
+        lines.append(f"{mode_words(test)} vs {mode_words(reference)}{in_output}: {diff}{where}")
     elif finding.reason:
         lines.append(finding.reason)
     if "observed" in evidence:
         lines.append(f"observed value: {_fmt(evidence['observed'])}")
     if "test_error_vs_fp64" in evidence:
         lines.append(f"error of {mode_words(test)} against a float64 computation: {_fmt(evidence['test_error_vs_fp64'])}")
+    failing_input = describe_input(evidence.get("input"))
+    if failing_input:
+        lines.append(f"failing input: {failing_input}")
     return lines or ["(no measurement recorded)"]
+
+
+def describe_input(described: Any) -> str:
+    """fuzz_core's input description ({"tensors": [{shape, dtype, stride, contiguous}]}) in one line."""
+    if not isinstance(described, dict) or not isinstance(described.get("tensors"), list):
+        return ""
+    parts = []
+    for tensor in described["tensors"][:6]:
+        if not isinstance(tensor, dict):
+            continue
+        text = f"{tensor.get('dtype', '?')}{list(tensor.get('shape', []))}"
+        if tensor.get("contiguous") is False:
+            text += f" non-contiguous (stride {list(tensor.get('stride', []))})"
+        parts.append(text)
+    more = len(described["tensors"]) - 6
+    return ", ".join(parts) + (f" and {more} more" if more > 0 else "")
 
 
 def _expected(finding: FindingRecord, reference: str, test: str, dtype: str | None) -> list[str]:

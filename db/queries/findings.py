@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Select, select
+from sqlalchemy import Select, func, select
 from sqlalchemy.orm import Session
 
 from db.base import utcnow
@@ -270,8 +270,6 @@ def group_by_signature(findings: Iterable[FindingRecord]) -> list[SignatureGroup
 
 def signature_counts(session: Session, *, verdicts: Iterable[str] | None = None) -> dict[str, int]:
     """{signature: number of findings} for findings that carry a signature, largest first."""
-    from sqlalchemy import func
-
     chosen = _check_values("verdict", verdicts, VERDICTS)
     query = select(Finding.signature, func.count()).where(Finding.signature != "").group_by(Finding.signature)
     if chosen:

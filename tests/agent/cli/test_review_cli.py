@@ -91,6 +91,13 @@ def test_unknown_id_exits_2_with_a_clear_message(store: Store, populated: dict[s
     assert len(result.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.parametrize(("given", "message"), [("abc", "must be a number, got 'abc'"), ("0", "must be positive")])
+def test_malformed_id_exits_2_with_one_line(store: Store, given: str, message: str) -> None:
+    result = _invoke(store, "review", "show", given)
+    assert result.exit_code == 2
+    assert message in result.stderr and len(result.stderr.strip().splitlines()) == 1
+
+
 def test_accept_then_reject_records_reviewer_time_and_history(store: Store, populated: dict[str, int]) -> None:
     fid = str(populated["compile"])
     accepted = _invoke(store, "--json", "review", "accept", fid, "--note", "looks real", env={"USER": "carol"})

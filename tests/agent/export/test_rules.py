@@ -91,3 +91,4 @@ def test_fallback_random_from_the_recorded_config() -> None:
     assert rng_status({"config": {"inductor.fallback_random": False, "mode.fallback_random": True}}) == "met"
     assert rng_status({"config": {"inductor.fallback_random": False}}) == "not_met"
     assert rng_status({}, "import torch._inductor.config\ntorch._inductor.config.fallback_random = True\n") == "met"
+
