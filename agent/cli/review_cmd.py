@@ -72,7 +72,7 @@ def list_cmd(
             row.target_api,
             f"{row.reference_mode} vs {row.test_mode}",
             row.dtype or "-",
-            f"{row.max_abs_diff:.3g}" if row.max_abs_diff is not None else "-",
+            f"{row.max_abs_diff:.3g}" if isinstance(row.max_abs_diff, float) else (row.max_abs_diff or "-"),
             row.source_issue or "-",
         )
     # Piped output keeps whole rows; a terminal wraps to its own width.

@@ -42,7 +42,7 @@ class FindingSummary(BaseModel):
     reference_mode: str
     test_mode: str
     dtype: str | None
-    max_abs_diff: float | None
+    max_abs_diff: float | str | None  # fuzz_core writes inf/nan as strings ("inf"), JSON has no such numbers
     signature: str
     source_issue: str | None
     created_at: datetime
@@ -60,7 +60,7 @@ class FindingSummary(BaseModel):
             reference_mode=reference,
             test_mode=test,
             dtype=lineage.dtype(finding),
-            max_abs_diff=float(diff) if isinstance(diff, (int, float)) else None,
+            max_abs_diff=float(diff) if isinstance(diff, (int, float)) else (diff if isinstance(diff, str) else None),
             signature=finding.signature,
             source_issue=lineage.source_issue_ref(finding),
             created_at=finding.created_at,

@@ -22,7 +22,7 @@ def populated(store: Store) -> dict[str, int]:
         return {
             "compile": add_finding(session, rows.harness_id),
             "passed": add_finding(session, rows.harness_id, verdict="passed", signature=""),
-            "direct": add_finding(session, rows.direct_harness_id, verdict="suspicious", signature=""),
+            "direct": add_finding(session, rows.direct_harness_id, verdict="suspicious", signature="", max_abs_diff="inf"),
         }
 
 
@@ -45,6 +45,7 @@ def test_list_json_with_filters(store: Store, populated: dict[str, int]) -> None
     assert [r["id"] for r in only] == [populated["compile"]]
     two = json.loads(_invoke(store, "--json", "review", "list", "--verdict", "passed", "--verdict", "suspicious").stdout)
     assert [r["id"] for r in two] == [populated["passed"], populated["direct"]]
+    assert two[1]["max_abs_diff"] == "inf"  # as fuzz_core stores a non-finite difference
 
 
 def test_list_table(store: Store, populated: dict[str, int]) -> None:
@@ -52,6 +53,7 @@ def test_list_table(store: Store, populated: dict[str, int]) -> None:
     assert result.exit_code == 0, result.stderr
     assert "torch.relu" in result.stdout and "torch.sigmoid" in result.stdout
     assert "eager vs compile:inductor" in result.stdout
+    assert " inf " in result.stdout
 
 
 def test_bad_filter_is_a_usage_error(store: Store, populated: dict[str, int]) -> None:
