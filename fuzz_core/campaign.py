@@ -313,7 +313,7 @@ class Campaign:
     def _next_entry(self, corpus: list[CorpusEntry], iteration: int, gen: torch.Generator) -> CorpusEntry | None:
         if iteration < len(corpus) and corpus[iteration].recipe[1] == () and iteration < len(self.seeds):
             return corpus[iteration]
-        for _attempt in range(8):
+        for _attempt in range(64):  # some mutators do not apply to some inputs; only give up on none
             parent = corpus[self.selector.select(corpus, gen)]
             parent.picked += 1
             mutator = self.mutators[int(torch.randint(0, len(self.mutators), (1,), generator=gen))]

@@ -1,0 +1,32 @@
+"""Shared harness code for fuzz_core tests: planted bugs that are certain, and honest non-bugs."""
+
+from __future__ import annotations
+
+# The test mode (non-contiguous input) gets a kernel that is wrong by 1e-3: a certain positive.
+LAYOUT_BUG = '''
+def make_inputs(seed):
+    g = torch.Generator().manual_seed(seed)
+    return (torch.randn(4, 6, generator=g),), {}
+
+def target(x):
+    if x.is_contiguous():
+        return x * 2
+    return x * 2 + 1e-3
+'''
+
+# Non-contiguous path sums in float64 and rounds: different from the float32 sum by float noise,
+# but closer to the float64 truth, so the fp64 rule must accept it (an honest negative).
+LAYOUT_MORE_ACCURATE = '''
+def make_inputs(seed):
+    g = torch.Generator().manual_seed(seed)
+    x = torch.randn(8, 300, generator=g)
+    x[:, ::3] = 1e8  # large values that cancel: float32 loses the small ones in between
+    x[:, 2::3] = -1e8
+    return (x,), {}
+
+def target(x):
+    if x.is_contiguous():
+        return (x[:, 0::3] + x[:, 1::3]) + x[:, 2::3]
+    x = x.double()
+    return ((x[:, 0::3] + x[:, 1::3]) + x[:, 2::3]).float()
+'''

@@ -1,0 +1,44 @@
+"""torch.compile through the worker pool: a wrong backend is confirmed, an honest op is not (few, slow)."""
+
+from __future__ import annotations
+
+import pytest
+
+from fuzz_core import HarnessSpec, WorkerPool
+
+WRONG_BACKEND = '''
+def _wrong_backend(gm, example_inputs):
+    def run(*args):
+        out = gm(*args)
+        # Deliberately wrong: shift every floating output by 1e-2.
+        if isinstance(out, (tuple, list)):
+            return type(out)(o + 1e-2 if o.is_floating_point() else o for o in out)
+        return out + 1e-2
+    return run
+
+torch._dynamo.register_backend(name="tf_wrong_backend")(_wrong_backend)
+
+def make_inputs(seed):
+    g = torch.Generator().manual_seed(seed)
+    return (torch.randn(4, 5, generator=g),), {}
+
+def target(x):
+    return torch.sin(x) * 2
+'''
+
+
+@pytest.mark.compile
+def test_wrong_compile_backend_is_confirmed_and_honest_inductor_is_not(tmp_path) -> None:
+    with WorkerPool(1, task_timeout_s=240, preload_opinfo=False, workdir=tmp_path) as pool:
+        wrong = pool.submit(HarnessSpec(api="planted.sin", input_source="code", code=WRONG_BACKEND,
+                                        test_mode="compile:tf_wrong_backend", kind="Compile_Eager_Mismatch"),
+                            max_executions=5).result()
+        honest = pool.submit(HarnessSpec(api="planted.sin", input_source="code", code=WRONG_BACKEND,
+                                         test_mode="compile:inductor"), max_executions=4).result()
+    assert wrong.verdict == "confirmed", wrong.reason
+    ev = wrong.evidence
+    assert ev["max_abs_diff"] == pytest.approx(1e-2, rel=1e-3)
+    assert ev["backend_ablation"]["tf_wrong_backend"] == "differs"
+    assert ev["backend_ablation"]["inductor"] == "matches" and ev["backend_ablation"]["eager"] == "matches"
+    assert ev["config"]["inductor.fallback_random"] is True
+    assert honest.verdict == "passed", honest.reason

@@ -1,0 +1,88 @@
+"""Input sources, triggers and mutators: what they produce, and that mutation is replayable from a recipe."""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from fuzz_core.campaign import Campaign
+from fuzz_core.inputs import Sample
+from fuzz_core.inputs.triggers import apply_trigger, value_for_condition
+from fuzz_core.modes.layout import noncontiguous_copy
+from fuzz_core.mutators import DEFAULT_MUTATORS, UniformSelector
+from fuzz_core.mutators.values import special_value
+from fuzz_core.spec import HarnessSpec
+
+
+def test_special_values_per_dtype() -> None:
+    assert math.isnan(special_value("nan", torch.float16))
+    assert special_value("denormal", torch.float32) < torch.finfo(torch.float32).smallest_normal
+    assert str(special_value("-0.0", torch.float32)) == "-0.0"
+
+
+def test_condition_strings_pick_satisfying_values() -> None:
+    assert value_for_condition("> 0") == 1
+    assert value_for_condition(">= 2") == 2
+    assert value_for_condition("< 0.5") == 0.0
+    assert value_for_condition(3) == 3
+
+
+def test_triggers_rewrite_seed_inputs() -> None:
+    seed = Sample(args=(torch.randn(2, 3, 4, 4),), kwargs={})
+    out = apply_trigger([seed], {"special_values": ["nan", "inf"], "layout": "channels_last",
+                                 "params": {"padding": "> 0"}}, seed=0)
+    assert len(out) == 2
+    assert bool(out[0].args[0].isnan().any()) and bool(out[1].args[0].isinf().any())
+    assert all(s.args[0].is_contiguous(memory_format=torch.channels_last) for s in out)
+    assert all(s.kwargs["padding"] == 1 for s in out)
+    empty = apply_trigger([seed], {"shape": ["zero_size"]}, seed=0)
+    assert empty[0].args[0].numel() == 0
+
+
+def test_noncontiguous_copy_keeps_values() -> None:
+    x = torch.randn(3, 5)
+    y = noncontiguous_copy(x)
+    assert not y.is_contiguous() and torch.equal(x, y)
+
+
+def test_mutators_are_deterministic_given_their_generator() -> None:
+    sample = Sample(args=(torch.randn(4, 4), torch.randn(4, 4)), kwargs={"alpha": 2})
+    for mutator in DEFAULT_MUTATORS:
+        a = mutator.mutate(sample, torch.Generator().manual_seed(5))
+        b = mutator.mutate(sample, torch.Generator().manual_seed(5))
+        assert a is not None and b is not None
+        for x, y in zip(a.args, b.args):
+            assert torch.equal(x, y) or (x.isnan() == y.isnan()).all()
+        assert a.kwargs == {"alpha": 2}
+
+
+def test_campaign_replays_a_recorded_recipe_exactly() -> None:
+    recorded: list[dict] = []
+    spec = HarnessSpec(api="torch.add", test_mode="variant:method", seed=3)
+    campaign = Campaign(spec, selector=UniformSelector(), progress=recorded.append)
+    campaign.prepare()
+    seen: list[Sample] = []
+    original = campaign.evaluate
+
+    def spy(entry):  # type: ignore[no-untyped-def]
+        seen.append(entry.sample)
+        return original(entry)
+
+    campaign.evaluate = spy  # type: ignore[method-assign]
+    campaign.run(budget_s=None, max_executions=25)
+    assert len(recorded) == len(seen) == 25
+    fresh = Campaign(spec)
+    fresh.prepare()
+    for recipe, sample in list(zip(recorded, seen))[-5:]:
+        replayed = fresh.replay(recipe)
+        for x, y in zip(replayed.args, sample.args):
+            if isinstance(x, torch.Tensor):
+                assert torch.equal(x.isnan(), y.isnan()) and torch.equal(x.nan_to_num(), y.nan_to_num())
+
+
+def test_signature_source_builds_module_inputs() -> None:
+    campaign = Campaign(HarnessSpec(api="torch.nn.Conv2d", input_source="signature", test_mode="eager"))
+    campaign.prepare()
+    assert campaign.source == "signature"
+    assert campaign.seeds[0].ctor == {"in_channels": 4, "out_channels": 4, "kernel_size": 3}

@@ -1,0 +1,96 @@
+"""run_harness end to end in this process: certain positives, honest negatives, not_applicable, errors."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from fuzz_core import HarnessSpec, run_harness
+from tests.fuzz_core.conftest import LAYOUT_BUG, LAYOUT_MORE_ACCURATE
+
+
+def test_planted_layout_bug_is_confirmed_with_evidence(tmp_path) -> None:
+    spec = HarnessSpec(api="planted.scale", input_source="code", code=LAYOUT_BUG, test_mode="layout:noncontiguous",
+                       kind="Layout_Mismatch")
+    result = run_harness(spec, max_executions=20, workdir=tmp_path)
+    assert result.verdict == "confirmed", result.reason
+    ev = result.evidence
+    assert ev["max_abs_diff"] == pytest.approx(1e-3, rel=1e-2)
+    assert ev["mismatch_count"] == 24 and ev["first_index"] == [0, 0]
+    assert ev["test_error_vs_fp64"] > 10 * ev["ref_error_vs_fp64"]
+    assert ev["torch_version"] == torch.__version__
+    loaded = torch.load(ev["inputs_path"], weights_only=False)
+    assert loaded["args"][0].shape == (4, 6)
+    assert "import fuzz_core" not in result.repro and "transfuzz" not in result.repro.split('"""', 2)[2].lower()
+    assert result.signature == "planted.scale|eager->layout:noncontiguous|Layout_Mismatch|value:out"
+    assert result.exit_reason == "confirmed" and result.executions == 1
+
+
+def test_more_accurate_test_mode_is_not_confirmed(tmp_path) -> None:
+    spec = HarnessSpec(api="honest.sum", input_source="code", code=LAYOUT_MORE_ACCURATE,
+                       test_mode="layout:noncontiguous")
+    result = run_harness(spec, max_executions=6, workdir=tmp_path)
+    assert result.verdict == "passed", result.reason
+    # The difference was real and beyond tolerance; the float64 rule is what kept it from `confirmed`.
+    assert result.evidence["fp64_accepted"] >= 1
+
+
+@pytest.mark.parametrize("api,mode", [
+    ("torch.nn.functional.relu6", "jit.trace"),
+    ("torch.sum", "dtype:float16"),
+    ("torch.mm", "autocast:bfloat16"),
+    ("torch.add", "variant:out"),
+    ("torch.nn.functional.softmax", "layout:noncontiguous"),
+])
+def test_honest_library_ops_are_not_confirmed(api: str, mode: str, tmp_path) -> None:
+    result = run_harness(HarnessSpec(api=api, test_mode=mode, seed=1), max_executions=60, workdir=tmp_path)
+    assert result.verdict in ("passed", "suspicious", "flaky"), (result.verdict, result.reason)
+    assert result.verdict == "passed" or result.reason  # anything but a pass says why
+
+
+@pytest.mark.parametrize("api,mode,why", [
+    ("torch.add", "device:cuda", "CUDA"),
+    ("torch.nn.functional.relu6", "layout:channels_last", "4-D"),
+    ("torch.matmul", "variant:inplace", "in-place"),
+])
+def test_modes_that_cannot_apply_are_not_applicable(api: str, mode: str, why: str, tmp_path) -> None:
+    if mode == "device:cuda" and torch.cuda.is_available():
+        pytest.skip("CUDA present")
+    result = run_harness(HarnessSpec(api=api, test_mode=mode), max_executions=30, workdir=tmp_path)
+    assert result.verdict == "not_applicable" and why in result.reason
+
+
+def test_broken_harnesses_are_errors_not_findings(tmp_path) -> None:
+    broken = run_harness(HarnessSpec(api="x.y", input_source="code", code="def target(x):\n    return x\n"),
+                         max_executions=3, workdir=tmp_path)
+    assert broken.verdict == "error" and "make_inputs" in broken.reason
+    unknown = run_harness(HarnessSpec(api="torch.not_an_op"), max_executions=3, workdir=tmp_path)
+    assert unknown.verdict == "error" and "unknown API" in unknown.reason
+
+
+def test_random_op_is_compared_under_a_reseeded_rng(tmp_path) -> None:
+    code = '''
+def make_inputs(seed):
+    return (torch.ones(16, 16),), {}
+
+def target(x):
+    return torch.nn.functional.dropout(x, p=0.5, training=True)
+'''
+    result = run_harness(HarnessSpec(api="random.dropout", input_source="code", code=code, test_mode="jit.trace"),
+                         max_executions=10, workdir=tmp_path)
+    assert result.verdict == "passed", result.reason
+    assert result.evidence["random_op"] is True
+
+
+def test_nan_inf_objective_finds_fp16_style_overflow_in_an_intermediate(tmp_path) -> None:
+    # mean computed as sum/numel in float16 overflows although the mean itself is small.
+    code = '''
+def make_inputs(seed):
+    return (torch.full((4096,), 30.0, dtype=torch.float16),), {}
+
+def target(x):
+    return x.sum() / x.numel()
+'''
+    result = run_harness(HarnessSpec(api="planted.mean", input_source="code", code=code, oracle="nan_inf",
+                                     kind="NaN_Inf"), max_executions=5, workdir=tmp_path)
+    assert result.verdict == "confirmed", result.reason
