@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from fuzz_core import HarnessSpec, run_harness
-from tests.fuzz_core.conftest import LAYOUT_BUG, LAYOUT_MORE_ACCURATE
+from tests.fuzz_core.planted import LAYOUT_BUG, LAYOUT_MORE_ACCURATE
 
 
 def test_planted_layout_bug_is_confirmed_with_evidence(tmp_path) -> None:

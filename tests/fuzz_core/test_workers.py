@@ -12,7 +12,7 @@ import pytest
 
 from fuzz_core import HarnessSpec, WorkerPool
 from fuzz_core.sandbox import is_secret, worker_environment
-from tests.fuzz_core.conftest import LAYOUT_BUG
+from tests.fuzz_core.planted import LAYOUT_BUG
 
 SEGFAULT = '''
 import ctypes
