@@ -1,0 +1,38 @@
+"""`transfuzz fuzz api`: one JSON object on a real run; usage errors exit 2 with near matches."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from agent.cli.app import app
+
+runner = CliRunner()
+JSON_KEYS = {"api", "pattern", "modes", "dtype", "verdict", "executions", "max_abs_diff", "max_rel_diff", "reason",
+             "repro", "inputs_path", "elapsed_s"}
+
+
+def test_json_run_prints_one_object_with_the_contract_keys(tmp_path) -> None:
+    result = runner.invoke(app, ["--json", "fuzz", "api", "torch.nn.functional.relu6", "--pattern", "layout_mismatch",
+                                 "--budget", "30x", "--seed", "2", "--out", str(tmp_path)])
+    assert result.exit_code == 0, result.stdout + result.stderr
+    data = json.loads(result.stdout)
+    assert JSON_KEYS <= set(data)
+    assert data["pattern"] == "Layout_Mismatch" and data["modes"] == ["eager", "layout:noncontiguous"]
+    assert data["verdict"] == "passed" and data["executions"] == 30
+    assert data["repro"] is None and data["max_abs_diff"] is None
+
+
+@pytest.mark.parametrize("args,expected", [
+    (["torch.nn.functional.relu7", "--pattern", "JIT_Eager_Mismatch"], "torch.nn.functional.relu6"),
+    (["torch.add", "--pattern", "Compile_Eagr_Mismatch"], "Compile_Eager_Mismatch"),
+    (["torch.add", "--pattern", "JIT_Eager_Mismatch", "--budget", "soon"], "2000x"),
+    (["torch.add", "--pattern", "Precision_Mismatch", "--dtype", "int8"], "float16"),
+    (["torch.add", "--pattern", "JIT_Eager_Mismatch", "--backend", "inductor"], "compile patterns"),
+])
+def test_usage_errors_exit_2_with_a_hint(args: list[str], expected: str) -> None:
+    result = runner.invoke(app, ["fuzz", "api", *args])
+    assert result.exit_code == 2
+    assert expected in " ".join(result.stderr.split())
