@@ -90,8 +90,11 @@ def analyze_issue(title: str, body: str, labels: list[str], comments: list[str] 
     blocks = code_blocks(body)
     facts = CodeFacts()
     python_blocks = [b for b in blocks if b.is_python and b.tree is not None]
+    has_repro = False
     for block in python_blocks:
-        facts.merge(scan_tree(block.tree))  # type: ignore[arg-type]
+        block_facts = scan_tree(block.tree)  # type: ignore[arg-type]
+        has_repro = has_repro or any(c.api.startswith("torch") for c in block_facts.calls)
+        facts.merge(block_facts)
     prose = re.sub(r"```.*?```", " ", body, flags=re.S)
     signals = read_signals(title, body, labels, comments, blocks)
     api, ranked = choose_api(facts.calls, title, prose)
@@ -101,7 +104,6 @@ def analyze_issue(title: str, body: str, labels: list[str], comments: list[str] 
         modes = ModePair(PatternKind.Crash, "eager", "eager", {}, "text")
     elif modes is None and nan_evidence:
         modes = ModePair(PatternKind.NaN_Inf, "eager", "eager", {}, "text")
-    has_repro = any(any(c.api.startswith("torch") for c in scan_tree(b.tree).calls) for b in python_blocks)  # type: ignore[arg-type]
     result = triage(TriageInput(facts, signals, modes, api, has_repro))
     if result.false_alarm_class == "train_mode_tracing":
         # the module that makes the run random is what the (false) report is about

@@ -11,21 +11,21 @@ from agent.extract.text import TextSignals
 from agent.extract.vocab import LOW_PRECISION
 from agent.patterns import PatternKind
 
-_LAYOUT_WORDS = re.compile(r"contiguous|channels[_ ]last|stride|memory[_ ]format|expand|transpos|layout", re.I)
-_VARIANT_WORDS = re.compile(r"\bout=|in-place|inplace|\bout\b argument", re.I)
+_LAYOUT_WORDS = re.compile(r"contiguous|channels[_ ]last|stride|memory[_ ]format|expand|transpos|layout")
+_VARIANT_WORDS = re.compile(r"\bout=|in-place|inplace|\bout\b argument")
 
 # (regex over title + prose, mode) in priority order: the fallback when the code says nothing
 _TEXT_MODES: tuple[tuple[re.Pattern[str], str], ...] = (
-    (re.compile(r"jit\.script|\bscripted\b|torchscript.*script", re.I), "jit.script"),
-    (re.compile(r"jit\.trace|\btraced?\b", re.I), "jit.trace"),
-    (re.compile(r"torch\.compile|inductor|dynamo|\bcompiled\b", re.I), "compile:inductor"),
-    (re.compile(r"\bvmap\b", re.I), "vmap"),
-    (re.compile(r"gradient|backward|autograd", re.I), "grad"),
-    (re.compile(r"channels[_ ]last", re.I), "layout:channels_last"),
-    (re.compile(r"non-?contiguous", re.I), "layout:noncontiguous"),
-    (re.compile(r"\bbfloat16\b|\bbf16\b", re.I), "dtype:bfloat16"),
-    (re.compile(r"\bfloat16\b|\bfp16\b|\bhalf\b", re.I), "dtype:float16"),
-    (re.compile(r"\bcuda\b.*\bcpu\b|\bcpu\b.*\bcuda\b", re.I | re.S), "device:cuda"),
+    (re.compile(r"jit\.script|\bscripted\b|torchscript.*script"), "jit.script"),
+    (re.compile(r"jit\.trace|\btraced?\b"), "jit.trace"),
+    (re.compile(r"torch\.compile|inductor|dynamo|\bcompiled\b"), "compile:inductor"),
+    (re.compile(r"\bvmap\b"), "vmap"),
+    (re.compile(r"gradient|backward|autograd"), "grad"),
+    (re.compile(r"channels[_ ]last"), "layout:channels_last"),
+    (re.compile(r"non-?contiguous"), "layout:noncontiguous"),
+    (re.compile(r"\bbfloat16\b|\bbf16\b"), "dtype:bfloat16"),
+    (re.compile(r"\bfloat16\b|\bfp16\b|\bhalf\b"), "dtype:float16"),
+    (re.compile(r"\bcuda\b.*\bcpu\b|\bcpu\b.*\bcuda\b", re.S), "device:cuda"),
 )
 _LABEL_MODES: tuple[tuple[str, str], ...] = (
     ("oncall: pt2", "compile:inductor"),
@@ -106,6 +106,7 @@ def _from_text(title: str, prose: str, signals: TextSignals) -> str | None:
 
 def mode_pair(facts: CodeFacts, title: str, prose: str, signals: TextSignals) -> ModePair | None:
     """The compared pair: reference is eager (fp32, CPU, contiguous) unless stated otherwise."""
+    title, prose = title.lower(), prose.lower()  # the patterns are lower-case (no re.I: faster)
     found = _from_code(facts, title + "\n" + prose)
     evidence = "code"
     if found is None:

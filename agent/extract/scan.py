@@ -80,9 +80,23 @@ class CodeFacts:
         self.assigned_names |= other.assigned_names
 
 
+def _statements(body: list[ast.stmt]) -> list[ast.stmt]:
+    """Every statement, nested blocks included; imports are statements, so expressions are skipped."""
+    out: list[ast.stmt] = []
+    stack = list(reversed(body))
+    while stack:
+        stmt = stack.pop()
+        out.append(stmt)
+        for name in ("body", "orelse", "finalbody", "handlers"):
+            children = getattr(stmt, name, None)
+            if isinstance(children, list):
+                stack.extend(reversed([c for c in children if isinstance(c, ast.stmt | ast.excepthandler)]))
+    return out
+
+
 def _collect_aliases(tree: ast.Module) -> dict[str, str]:
     aliases: dict[str, str] = {}
-    for node in ast.walk(tree):
+    for node in _statements(tree.body):
         if isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.asname:

@@ -22,6 +22,7 @@ from agent.patterns import KNOWN_MODES, BugPattern, PatternKind, parse_formal
 
 ProgressFn = Callable[[int, int, str], None]
 MAX_ERROR_SAMPLES = 20
+LOAD_CHUNK = 100
 
 
 class ExtractionSummary(BaseModel):
@@ -176,9 +177,15 @@ def run_extraction(
         ids = issue_ids_to_extract(session, extractor, only_changed=only_changed, limit=limit)
     summary.due = len(ids)
     semantics_known: set[str] = set()
+    loaded: dict[int, Any] = {}
     for position, issue_id in enumerate(ids):
-        with store.session() as session:
-            issue = load_issues(session, [issue_id])[0]
+        if issue_id not in loaded:  # read ahead in chunks: one query per LOAD_CHUNK issues
+            loaded.clear()
+            with store.session() as session:
+                loaded.update((i.id, i) for i in load_issues(session, ids[position : position + LOAD_CHUNK]))
+        issue = loaded.get(issue_id)
+        if issue is None:  # deleted since the id query
+            continue
         label = f"{issue.repo}#{issue.number}"
         variables = _issue_variables(issue)
         triage: TriageResult | None = None

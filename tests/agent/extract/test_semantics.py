@@ -64,3 +64,19 @@ def test_opinfo_database_is_never_imported_in_the_calling_process(opinfo_cache, 
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "ok"
+
+
+def test_without_an_opinfo_index_semantics_fall_back_to_introspection(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from agent.extract import opinfo_index as oi
+
+    blocker = tmp_path / "a-file"
+    blocker.write_text("the cache directory cannot be created below a file")
+    monkeypatch.setenv("TRANSFUZZ_CACHE_DIR", str(blocker / "cache"))
+    oi.opinfo_index.cache_clear()
+    try:
+        with pytest.warns(RuntimeWarning, match="introspection only"):
+            s = semantics_for.__wrapped__("torch.logit")
+        assert s.input_domain is None and s.dtypes == []
+        assert s.has_inplace and s.has_method  # still known from torch itself
+    finally:
+        oi.opinfo_index.cache_clear()
