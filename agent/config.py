@@ -25,6 +25,7 @@ ENV_FIELDS: dict[str, str] = {
     "OPENAI_API_KEY": "openai_api_key",
     "TRANSFUZZ_MODEL": "model",
     "GITHUB_TOKEN": "github_token",
+    "TRANSFUZZ_ARTIFACTS_DIR": "artifacts_dir",
 }
 
 
@@ -41,6 +42,8 @@ class Settings(BaseModel):
     github_token: SecretStr | None = None
     llm_timeout_s: float = 60.0
     llm_token_budget: int = 2_000_000
+    # Saved failing inputs and worker scratch space; evidence and exported repros point here.
+    artifacts_dir: str = "transfuzz-artifacts"
 
     @field_validator("llm", mode="before")
     @classmethod

@@ -223,3 +223,15 @@ class LlmCall(Base):
     latency_ms: Mapped[float] = mapped_column(Float, default=0.0)
     error: Mapped[str | None] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class InventorySnapshot(Base):
+    """Marks that api_semantics holds the whole public API of one torch version."""
+
+    __tablename__ = "inventory_snapshots"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    torch_version: Mapped[str] = mapped_column(String(50), unique=True)
+    api_count: Mapped[int] = mapped_column(Integer, default=0)
+    source: Mapped[str] = mapped_column(String(50), default="offline")
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)

@@ -32,6 +32,7 @@ class CampaignConfig:
     task_timeout_grace_s: float = 60.0
     memory_limit_mb: int = 4096
     lease_s: float = 1800.0
+    workdir: str | None = None  # where workers keep saved inputs; None = a temporary folder
 
     def validate(self) -> None:
         if self.budget_s <= 0:
@@ -114,7 +115,7 @@ def run_campaign(store: Store, config: CampaignConfig, *, on_result: ResultCallb
     claimed: set[int] = set()
     try:
         with make_pool(config.workers, task_timeout_s=per_task + config.task_timeout_grace_s,
-                       memory_limit_mb=config.memory_limit_mb) as pool:
+                       memory_limit_mb=config.memory_limit_mb, workdir=config.workdir) as pool:
             while queue or in_flight:
                 while queue and len(in_flight) < config.workers:
                     if time.monotonic() + min(per_task, config.min_harness_budget_s) > deadline:
@@ -129,7 +130,7 @@ def run_campaign(store: Store, config: CampaignConfig, *, on_result: ResultCallb
                         claimed.add(hid)
                     left = max(config.min_harness_budget_s, min(per_task, deadline - time.monotonic()))
                     spec = HarnessSpec.from_dict({**spec_dict, "budget_s": left})
-                    in_flight[pool.submit(spec)] = hid
+                    in_flight[pool.submit(spec, budget_s=left)] = hid
                 if not in_flight:
                     continue
                 done, _ = wait(list(in_flight), return_when=FIRST_COMPLETED)

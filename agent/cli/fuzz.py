@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -16,7 +17,8 @@ SamplingOpt = Annotated[float, typer.Option("--sampling", min=0.0, max=1.0, help
 PrecisionOpt = Annotated[str, typer.Option("--precision", help="full (float32), half (float16) or mixed (float32 + bfloat16) inputs.")]
 
 
-def campaign_config(budget: str, workers: int, sampling: float, precision: str, seed: int = 0):  # type: ignore[no-untyped-def]
+def campaign_config(budget: str, workers: int, sampling: float, precision: str, seed: int = 0,
+                    workdir: str | None = None):  # type: ignore[no-untyped-def]
     """Validate the campaign options; exit 2 with one line on a bad value."""
     from agent.campaign.stage import CampaignConfig
     from agent.cli.budget import parse_budget
@@ -26,7 +28,8 @@ def campaign_config(budget: str, workers: int, sampling: float, precision: str, 
         if parsed.seconds is None:
             raise ValueError(f"budget {budget!r}: a campaign budget is a duration (90s, 10m, 1h)")
         config = CampaignConfig(budget_s=parsed.seconds, workers=workers, sampling=sampling,
-                                precision=precision, seed=seed)
+                                precision=precision, seed=seed,
+                                workdir=str(Path(workdir).expanduser().resolve()) if workdir else None)
         config.validate()
     except ValueError as exc:
         fail(str(exc), code=EXIT_USAGE)
@@ -48,7 +51,7 @@ def fuzz(
     from agent.pipeline import fuzz_stage
 
     cli = get_ctx(ctx)
-    config = campaign_config(budget, workers, sampling, precision, seed)
+    config = campaign_config(budget, workers, sampling, precision, seed, cli.settings.artifacts_dir)
     result = fuzz_stage(cli.store(), config, err=None if cli.json else cli.err)
     if cli.json:
         cli.emit(result)

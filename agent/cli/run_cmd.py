@@ -12,6 +12,9 @@ from agent.cli.context import EXIT_USAGE, fail, get_ctx
 from agent.cli.fuzz import BudgetOpt, PrecisionOpt, SamplingOpt, WorkersOpt, campaign_config
 
 
+MIN_FUZZ_S = 15.0
+
+
 def run(
     ctx: typer.Context,
     source: Annotated[str, typer.Argument(help="An issue dump file, or github:OWNER/REPO.")],
@@ -23,11 +26,15 @@ def run(
     limit: Annotated[int | None, typer.Option("--limit", min=1, help="At most this many issues (GitHub) / patterns.")] = None,
     seed: Annotated[int, typer.Option("--seed")] = 0,
 ) -> None:
-    """Ingest → extract → transfer → fuzz, then print a summary table."""
+    """Ingest → extract → transfer → fuzz, then print a summary table; --budget bounds the whole run."""
     from agent.pipeline import extract_stage, fuzz_stage, ingest_stage, summary, transfer_stage
 
+    import time
+
+    started = time.monotonic()
     cli = get_ctx(ctx)
-    config = campaign_config(budget, workers, sampling, precision, seed)
+    config = campaign_config(budget, workers, sampling, precision, seed, cli.settings.artifacts_dir)
+    whole_budget_s = config.budget_s
     store = cli.store()
     err = cli.err
     try:
@@ -39,6 +46,10 @@ def run(
         err.rule("transfer")
         stages["transfer"] = transfer_stage(store, cli.settings, top_k=top_k, limit=limit, err=err)
         err.rule("fuzz")
+        # The budget covers the whole run: fuzzing gets what ingest, extract and transfer left,
+        # less a reserve for the harnesses in flight when it runs out.
+        spent = time.monotonic() - started
+        config.budget_s = max(MIN_FUZZ_S, whole_budget_s - spent - max(5.0, 0.1 * whole_budget_s))
         stages["fuzz"] = fuzz_stage(store, config, err=None if cli.json else err)
     except (ValueError, FileNotFoundError) as exc:
         fail(str(exc), code=EXIT_USAGE)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import hashlib
 from typing import Any
 
@@ -40,8 +41,20 @@ def spec_trigger(trigger: dict[str, Any]) -> dict[str, Any]:
     if trigger.get("dtypes"):
         out["dtypes"] = list(trigger["dtypes"])
     if trigger.get("params"):
-        out["params"] = dict(trigger["params"])
+        out["params"] = {name: param_value(value) for name, value in trigger["params"].items()}
     return out
+
+
+def param_value(text: Any) -> Any:
+    """Pattern parameters are text; literals become values ("0" → 0, "True" → True, "(2, 2)" → (2, 2)),
+    conditions such as "> 0" stay text for the fuzz core to satisfy."""
+    if not isinstance(text, str):
+        return text
+    try:
+        value = ast.literal_eval(text.strip())
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return text
+    return list(value) if isinstance(value, tuple) else value
 
 
 def spec_dtype(pattern: BugPattern, trigger: dict[str, Any]) -> str:

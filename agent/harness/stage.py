@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from agent.harness.generate import build_spec
-from agent.patterns import FormalParseError, parse_formal
+from agent.patterns import BugPattern, FormalParseError, parse_formal
 from db.queries import transfer as q
 from db.store import Store
 
@@ -16,6 +16,19 @@ class HarnessSummary:
     skipped: int = 0
 
 
+def unsupported_mode(pattern: BugPattern) -> str | None:
+    from fuzz_core.modes import UnknownMode, get_mode
+
+    for mode in (pattern.reference_mode, pattern.test_mode):
+        try:
+            get_mode(mode.name, dict(mode.options))
+        except UnknownMode:
+            return mode.name
+        except Exception:  # options the mode rejects: the harness reports it as an error verdict
+            continue
+    return None
+
+
 def generate_harnesses(store: Store, opinfo_names: frozenset[str]) -> HarnessSummary:
     summary = HarnessSummary()
     with store.session() as session:
@@ -24,6 +37,11 @@ def generate_harnesses(store: Store, opinfo_names: frozenset[str]) -> HarnessSum
                 pattern = parse_formal(candidate.pattern.formal)
             except FormalParseError as exc:
                 q.set_candidate_status(session, candidate.id, "no_harness", f"pattern does not parse: {exc}")
+                summary.skipped += 1
+                continue
+            unsupported = unsupported_mode(pattern)
+            if unsupported:
+                q.set_candidate_status(session, candidate.id, "no_harness", f"the fuzz core has no mode {unsupported!r}")
                 summary.skipped += 1
                 continue
             spec = build_spec(pattern, candidate.target_api, candidate.adapted_trigger or pattern.trigger.model_dump(),

@@ -55,10 +55,9 @@ def refresh_inventory(store: Store, *, semantics_fn: SemanticsFn | None = None, 
 
     version = torch.__version__
     with store.session() as session:
-        versions = q.inventory_torch_versions(session)
-    if not force and versions == {version}:
-        with store.session() as session:
-            return InventorySummary(apis=len(q.all_semantics(session)), refreshed=False)
+        snapshot = q.inventory_snapshot(session, version)
+        if snapshot is not None and not force:
+            return InventorySummary(apis=snapshot.api_count, refreshed=False)
     semantics_fn = semantics_fn or _default_semantics_fn()
     entries = entries if entries is not None else enumerate_api()
     rows: list[dict[str, Any]] = []
@@ -73,4 +72,5 @@ def refresh_inventory(store: Store, *, semantics_fn: SemanticsFn | None = None, 
     with store.session() as session:
         for start in range(0, len(rows), 500):
             q.upsert_semantics_rows(session, rows[start : start + 500])
+        q.record_inventory_snapshot(session, version, len(rows), source)
     return InventorySummary(apis=len(rows), refreshed=True, failed=failed)

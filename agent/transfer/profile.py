@@ -17,6 +17,7 @@ class ApiProfile:
     summary: str
     params: tuple[str, ...]
     roles: frozenset[str]
+    role_params: tuple[tuple[str, str], ...]  # (role, parameter name), first parameter per role
     dtypes: frozenset[str]
     n_tensor_inputs: int
     has_out: bool
@@ -34,9 +35,7 @@ class ApiProfile:
         """The target's parameter that plays `name`'s part (same name, or same role)."""
         if name in self.params:
             return name
-        if name in self.roles:
-            return name
-        return None
+        return dict(self.role_params).get(name)
 
 
 def profile_from_semantics(api: str, category: str, summary: str, parameters: list[Any],
@@ -45,6 +44,7 @@ def profile_from_semantics(api: str, category: str, summary: str, parameters: li
     details = details or {}
     names: list[str] = []
     roles: set[str] = set()
+    role_params: dict[str, str] = {}
     tensor_inputs = 0
     for param in parameters or []:
         if isinstance(param, str):
@@ -56,6 +56,7 @@ def profile_from_semantics(api: str, category: str, summary: str, parameters: li
         names.append(str(name))
         if role and role not in ("other", "unknown", "input", "tensor"):
             roles.add(str(role))
+            role_params.setdefault(str(role), str(name))
         if "tensor" in (kind or "").lower() or name in TENSOR_PARAM_NAMES:
             tensor_inputs += 1
     has_out = bool(details.get("has_out") or details.get("supports_out") or "out" in names)
@@ -65,6 +66,7 @@ def profile_from_semantics(api: str, category: str, summary: str, parameters: li
         summary=summary or "",
         params=tuple(n for n in names if n != "out"),
         roles=frozenset(roles),
+        role_params=tuple(sorted(role_params.items())),
         dtypes=frozenset(str(d).replace("torch.", "") for d in dtypes or []),
         n_tensor_inputs=int(details.get("n_tensor_inputs", tensor_inputs) or tensor_inputs),
         has_out=has_out,

@@ -48,10 +48,26 @@ def reclaim_stale(session: Session, lease: timedelta, now: datetime | None = Non
 
 
 def pending_harnesses(session: Session) -> list[tuple[int, dict[str, Any]]]:
+    """Pending harnesses, fairly ordered: every pattern's source re-check, then every pattern's
+    best target, then the second best, … so a short budget still covers every pattern."""
     rows = session.execute(
-        select(models.Harness.id, models.Harness.spec).where(models.Harness.status == "pending").order_by(models.Harness.id)
-    )
-    return [(hid, spec) for hid, spec in rows]
+        select(models.Harness.id, models.Harness.spec, models.Candidate.pattern_id, models.Candidate.score,
+               models.Candidate.status)
+        .outerjoin(models.Candidate, models.Harness.candidate_id == models.Candidate.id)
+        .where(models.Harness.status == "pending")
+        .order_by(models.Harness.id)
+    ).all()
+    by_pattern: dict[Any, list[tuple[int, float, int, dict[str, Any]]]] = {}
+    for hid, spec, pattern_id, score, status in rows:
+        priority = 0 if status == "source" else 1
+        by_pattern.setdefault(pattern_id, []).append((priority, -(score or 0.0), hid, spec))
+    ordered: list[tuple[int, int, Any, int, dict[str, Any]]] = []
+    for pattern_id, items in by_pattern.items():
+        items.sort()
+        for rank, (_, _, hid, spec) in enumerate(items):
+            ordered.append((rank, pattern_id if pattern_id is not None else -1, hid, spec))
+    ordered.sort(key=lambda item: (item[0], item[1], item[2]))
+    return [(hid, spec) for _, _, hid, spec in ordered]
 
 
 def claim(session: Session, harness_id: int) -> bool:

@@ -9,14 +9,23 @@ from sqlalchemy import exists, select
 from sqlalchemy.orm import Session
 
 from db import models
+from db.base import utcnow
 
 
 def all_semantics(session: Session) -> list[models.ApiSemantics]:
     return list(session.scalars(select(models.ApiSemantics).order_by(models.ApiSemantics.api)))
 
 
-def inventory_torch_versions(session: Session) -> set[str | None]:
-    return set(session.scalars(select(models.ApiSemantics.torch_version).distinct()))
+def inventory_snapshot(session: Session, torch_version: str) -> models.InventorySnapshot | None:
+    return session.scalar(select(models.InventorySnapshot).where(models.InventorySnapshot.torch_version == torch_version))
+
+
+def record_inventory_snapshot(session: Session, torch_version: str, api_count: int, source: str) -> None:
+    snapshot = inventory_snapshot(session, torch_version)
+    if snapshot is None:
+        session.add(models.InventorySnapshot(torch_version=torch_version, api_count=api_count, source=source))
+    else:
+        snapshot.api_count, snapshot.source, snapshot.created_at = api_count, source, utcnow()
 
 
 def upsert_semantics_rows(session: Session, rows: Iterable[dict[str, Any]]) -> int:

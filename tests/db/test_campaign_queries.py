@@ -61,3 +61,21 @@ def test_release_returns_an_unstarted_claim(store: Store) -> None:
         q.release(session, hid)
     with store.session() as session:
         assert [h for h, _ in q.pending_harnesses(session)] == [hid]
+
+
+def test_pending_order_covers_every_pattern_first(store: Store) -> None:
+    ids: dict[tuple[int, str], int] = {}
+    for number in (1, 2):
+        pattern_id = add_issue_with_pattern(store, number=number)
+        with store.session() as session:
+            cands = tq.add_candidates(session, pattern_id, [
+                {"target_api": "torch.relu", "score": 0.5},
+                {"target_api": "torch.nn.functional.relu6", "score": 1.0, "status": "source"},
+                {"target_api": "torch.hardtanh", "score": 0.9},
+            ])
+            for cand in cands:
+                ids[(number, cand.target_api)] = tq.add_harness(session, cand.id, {"api": cand.target_api}).id
+    with store.session() as session:
+        order = [hid for hid, _ in q.pending_harnesses(session)]
+    expected = [ids[(n, api)] for api in ("torch.nn.functional.relu6", "torch.hardtanh", "torch.relu") for n in (1, 2)]
+    assert order == expected

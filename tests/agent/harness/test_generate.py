@@ -50,3 +50,12 @@ def test_precision_flag_expands_value_harnesses() -> None:
 def test_nan_oracle_maps_to_fuzz_core_name() -> None:
     spec = build_spec(_pattern(oracle=Oracle(kind="NaNConsistency")), "torch.relu", {}, in_opinfo=True, seed_key=1)
     assert spec["oracle"] == "nan_inf"
+
+
+def test_literal_params_become_values_conditions_stay_text() -> None:
+    trigger = Trigger(params={"dim": "0", "keepdim": "True", "eps": "1e-06", "padding": "> 0", "mode": "bilinear",
+                             "kernel_size": "(3, 3)"})
+    spec = build_spec(_pattern(trigger=trigger), "torch.var", trigger.model_dump(), in_opinfo=True, seed_key=1)
+    assert spec["trigger"]["params"] == {"dim": 0, "keepdim": True, "eps": 1e-06, "padding": "> 0",
+                                         "mode": "bilinear", "kernel_size": [3, 3]}
+    HarnessSpec.from_dict(spec)
