@@ -177,10 +177,12 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--runs", type=int, default=10, help="NaN runs per method (seed images)")
     parser.add_argument("--nan-budget", type=int, default=40_000, help="mutations per NaN run")
     parser.add_argument("--nan-threshold", type=float, default=0.5)
-    parser.add_argument("--fp16-seeds", type=int, default=20)
-    parser.add_argument("--fp16-budget", type=int, default=2_000, help="mutations per seed image")
+    parser.add_argument("--fp16-seeds", type=int, default=30)
+    parser.add_argument("--fp16-budget", type=int, default=10_000, help="mutations per seed image")
     parser.add_argument("--fp16-radius", type=float, default=0.4)
-    parser.add_argument("--fp16-threshold", type=float, default=1.0)
+    # Squared L2 on the 10 raw logits (values in the tens): below ~10 nearly every mutant is
+    # "new" and the corpus degenerates into a random walk; 50 keeps only real moves.
+    parser.add_argument("--fp16-threshold", type=float, default=50.0)
     parser.add_argument("--hidden", type=int, default=32)
     parser.add_argument("--steps", type=int, default=2_000)
     parser.add_argument("--init-scale", type=float, default=8.0)

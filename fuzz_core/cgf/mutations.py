@@ -70,10 +70,15 @@ class GaussianMutation:
 
 
 def special_values(dtype: torch.dtype) -> list[float]:
-    """NaN, ±Inf, -0.0, the smallest denormal, huge and tiny normals for a float dtype."""
-    info = torch.finfo(dtype)
-    return [math.nan, math.inf, -math.inf, -0.0, float(info.smallest_normal) * 2.0 ** -(info.bits // 4),
-            float(info.max), -float(info.max), float(info.tiny)]
+    """NaN, ±Inf, -0.0, a denormal, huge and tiny values for a float dtype.
+
+    The values are the fuzz core's shared special-value table (also used by its triggers and
+    its special-value mutator), so a CGF finding and an API-campaign finding mean the same
+    thing by "denormal" or "huge".
+    """
+    from fuzz_core.mutators.values import SPECIAL_VALUE_NAMES, special_value
+
+    return [special_value(name, dtype) for name in SPECIAL_VALUE_NAMES]
 
 
 @dataclass(frozen=True)
