@@ -1,0 +1,50 @@
+"""The LLM transfer check: a model may veto a ranked candidate and adapt its trigger.
+
+A failed call (bad output after the repair round, transport error, spent budget) keeps the
+candidate as ranked: the check can only remove noise, never lose a candidate by accident.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from agent.config import Settings
+from agent.patterns import BugPattern
+from agent.transfer.rank import RankedCandidate
+from agent.transfer.stage import CandidateCheck
+
+
+def _semantics_text(api: str) -> str:
+    from agent.extract import semantics_for
+
+    try:
+        return json.dumps(semantics_for(api).model_dump(mode="json"), indent=1)
+    except Exception:
+        return json.dumps({"api": api})
+
+
+def make_check(backend: Any) -> CandidateCheck:
+    from agent.llm.errors import LlmError
+    from agent.llm.schemas import TransferCheck
+
+    def check(pattern: BugPattern, candidate: RankedCandidate) -> tuple[bool, str, dict | None]:
+        variables = {
+            "pattern_formal": pattern.to_formal(),
+            "source_semantics": _semantics_text(pattern.api),
+            "target_api": candidate.target_api,
+            "target_semantics": _semantics_text(candidate.target_api),
+        }
+        try:
+            verdict, _record = backend.structured("transfer_check", variables, TransferCheck)
+        except LlmError as exc:
+            return True, f"LLM check failed, kept as ranked ({type(exc).__name__})", None
+        return verdict.keep, verdict.reason, verdict.adapted_trigger.model_dump()
+
+    return check
+
+
+def make_llm_check(store: Any, settings: Settings) -> CandidateCheck:
+    from agent.llm.factory import make_backend
+
+    return make_check(make_backend(settings, store))
