@@ -68,11 +68,11 @@ def _trigger(facts: CodeFacts, modes: ModePair, api: str) -> Trigger:
     )
 
 
-def _oracle(facts: CodeFacts, title: str, kind: PatternKind, trigger: Trigger) -> Oracle:
+def _oracle(facts: CodeFacts, title: str, kind: PatternKind) -> Oracle:
     if kind == PatternKind.Crash:
         return Oracle(kind=OracleKind.Crash)
-    nan_talk = bool(_NAN_WORDS.search(title))
-    if kind == PatternKind.NaN_Inf or (nan_talk and (facts.nan_checks or trigger.special_values or nan_talk)):
+    # a title about NaN/Inf means the symptom is where non-finite values appear, not their size
+    if kind == PatternKind.NaN_Inf or _NAN_WORDS.search(title):
         return Oracle(kind=OracleKind.NaNConsistency)
     for call in facts.calls:
         if call.api.rsplit(".", 1)[-1] in ("allclose", "assert_close", "isclose", "assert_allclose"):
@@ -123,7 +123,7 @@ def analyze_issue(title: str, body: str, labels: list[str], comments: list[str] 
                 reference_mode=Mode(name=modes.reference),
                 test_mode=Mode(name=modes.test, options=modes.test_options),
                 trigger=trigger,
-                oracle=_oracle(facts, title, modes.kind, trigger),
+                oracle=_oracle(facts, title, modes.kind),
                 repro=python_blocks[0].text[:MAX_REPRO_CHARS] if python_blocks else "",
                 confidence=round(result.confidence, 3),
             )

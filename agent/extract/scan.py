@@ -200,7 +200,8 @@ class _Scanner(ast.NodeVisitor):
                     self.instances[key] = api
                 elif isinstance(node.value.func, ast.Name) and node.value.func.id in self.user_classes:
                     self.instances[key] = "user:" + node.value.func.id
-            self.visit(target) if isinstance(target, ast.Subscript) else None
+            if isinstance(target, ast.Subscript):
+                self.visit(target)  # x[::2] = ...: a strided target is a layout fact
 
     def visit_Constant(self, node: ast.Constant) -> None:  # noqa: N802
         if isinstance(node.value, float | int) and not isinstance(node.value, bool):
@@ -342,7 +343,7 @@ class _Scanner(ast.NodeVisitor):
         if key and key in self.instances:
             if method in ("eval",):
                 self.facts.eval_called = True
-            elif method in ("half", "bfloat16") :
+            elif method in ("half", "bfloat16"):
                 self.facts.add_dtype(DTYPE_METHODS[method])
             elif method == "cuda":
                 self.facts.cuda = True
@@ -352,7 +353,7 @@ class _Scanner(ast.NodeVisitor):
         if method == "eval" and not node.args:
             self.facts.eval_called = True
             return
-        if method == "backward" and not isinstance(func.value, ast.Name | ast.Attribute) or method == "backward":
+        if method == "backward":
             self.facts.add_mode("grad")
         if method in DTYPE_METHODS and not node.args and not node.keywords:
             self.facts.add_dtype(DTYPE_METHODS[method])
