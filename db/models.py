@@ -147,6 +147,7 @@ class Harness(Base):
     status: Mapped[str] = mapped_column(String(30), default="pending")
     attempts: Mapped[int] = mapped_column(Integer, default=0)
     claimed_at: Mapped[datetime | None]
+    run_id: Mapped[int | None] = mapped_column(ForeignKey("runs.id", ondelete="SET NULL"), index=True)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(default=utcnow, onupdate=utcnow)
 
@@ -164,6 +165,7 @@ class Run(Base):
     config: Mapped[dict[str, Any]] = mapped_column(default=dict)
     started_at: Mapped[datetime] = mapped_column(default=utcnow)
     ended_at: Mapped[datetime | None]
+    heartbeat_at: Mapped[datetime | None]
     counters: Mapped[dict[str, Any]] = mapped_column(default=dict)
     exit_reason: Mapped[str | None] = mapped_column(String(100))
 

@@ -1,12 +1,13 @@
 """Run pending harnesses under one shared budget; every result is committed the moment it arrives.
 
 A killed campaign loses at most the harnesses in flight: they stay `running` with a claim time and
-the next campaign hands them back once their lease has expired.
+the next campaign hands them back once that run's heartbeat has gone stale.
 """
 
 from __future__ import annotations
 
 import hashlib
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -31,7 +32,8 @@ class CampaignConfig:
     max_harness_budget_s: float = 120.0
     task_timeout_grace_s: float = 60.0
     memory_limit_mb: int = 4096
-    lease_s: float = 1800.0
+    stale_after_s: float = 60.0  # a run whose heartbeat is older than this is dead
+    heartbeat_s: float = 10.0
     workdir: str | None = None  # where workers keep saved inputs; None = a temporary folder
 
     def validate(self) -> None:
@@ -88,7 +90,7 @@ def run_campaign(store: Store, config: CampaignConfig, *, on_result: ResultCallb
     deadline = started + config.budget_s
     with store.session() as session:
         run_id = q.start_run(session, "fuzz", asdict(config))
-        reclaimed = q.reclaim_stale(session, timedelta(seconds=config.lease_s))
+        reclaimed = q.reclaim_stale(session, timedelta(seconds=config.stale_after_s))
         pending = [(hid, spec) for hid, spec in q.pending_harnesses(session) if sampled(hid, config.seed, config.sampling)]
     tasks = [(hid, variant) for hid, spec in pending for variant in with_precision(spec, config.precision)]
     per_task = harness_budget(config, len(tasks))
@@ -110,6 +112,18 @@ def run_campaign(store: Store, config: CampaignConfig, *, on_result: ResultCallb
             on_result(hid, result)
 
     make_pool = pool_factory or WorkerPool
+    beating = threading.Event()
+
+    def beat() -> None:
+        while not beating.wait(config.heartbeat_s):
+            try:
+                with store.session() as session:
+                    q.heartbeat(session, run_id)
+            except Exception:  # a database hiccup must not kill the campaign; the next beat retries
+                pass
+
+    heart = threading.Thread(target=beat, daemon=True, name="tf-heartbeat")
+    heart.start()
     in_flight: dict[Future, int] = {}
     queue = list(tasks)
     claimed: set[int] = set()
@@ -125,7 +139,7 @@ def run_campaign(store: Store, config: CampaignConfig, *, on_result: ResultCallb
                     hid, spec_dict = queue.pop(0)
                     if hid not in claimed:
                         with store.session() as session:
-                            if not q.claim(session, hid):
+                            if not q.claim(session, hid, run_id):
                                 continue  # another campaign has it
                         claimed.add(hid)
                     left = max(config.min_harness_budget_s, min(per_task, deadline - time.monotonic()))
@@ -142,6 +156,8 @@ def run_campaign(store: Store, config: CampaignConfig, *, on_result: ResultCallb
         summary.exit_reason = "interrupted"
         raise
     finally:
+        beating.set()
+        heart.join(timeout=5)
         unfinished = [hid for hid in claimed if remaining_variants[hid] > 0 and hid not in in_flight.values()]
         with store.session() as session:
             for hid in unfinished:

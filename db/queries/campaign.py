@@ -1,8 +1,9 @@
 """The fuzz work queue and campaign bookkeeping: claim harnesses, store findings as they come.
 
 Claiming is one conditional UPDATE per harness (pending → running), which is safe for many
-workers on PostgreSQL and on SQLite alike; a harness left `running` by a killed campaign is
-handed back after its lease expires.
+campaigns on PostgreSQL and on SQLite alike. Each campaign beats a heartbeat on its run; a
+harness left `running` by a campaign that ended or whose heartbeat went stale (it was killed)
+is handed back to the queue.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import func, select, update
+from sqlalchemy import func, or_, select, update
 from sqlalchemy.orm import Session
 
 from db import models
@@ -18,7 +19,7 @@ from db.base import utcnow
 
 
 def start_run(session: Session, command: str, config: dict[str, Any]) -> int:
-    run = models.Run(command=command, config=config, counters={})
+    run = models.Run(command=command, config=config, counters={}, heartbeat_at=utcnow())
     session.add(run)
     session.flush()
     return run.id
@@ -36,13 +37,24 @@ def save_counters(session: Session, run_id: int, counters: dict[str, Any]) -> No
     session.execute(update(models.Run).where(models.Run.id == run_id).values(counters=dict(counters)))
 
 
-def reclaim_stale(session: Session, lease: timedelta, now: datetime | None = None) -> int:
+def heartbeat(session: Session, run_id: int) -> None:
+    session.execute(update(models.Run).where(models.Run.id == run_id).values(heartbeat_at=utcnow()))
+
+
+def reclaim_stale(session: Session, stale_after: timedelta, now: datetime | None = None) -> int:
     """Hand back harnesses whose campaign died while running them."""
-    cutoff = (now or utcnow()) - lease
+    cutoff = (now or utcnow()) - stale_after
+    dead_runs = select(models.Run.id).where(
+        or_(models.Run.ended_at.is_not(None), models.Run.heartbeat_at.is_(None), models.Run.heartbeat_at < cutoff)
+    )
     result = session.execute(
         update(models.Harness)
-        .where(models.Harness.status == "running", models.Harness.claimed_at < cutoff)
-        .values(status="pending", claimed_at=None)
+        .where(
+            models.Harness.status == "running",
+            or_(models.Harness.run_id.is_(None), models.Harness.run_id.in_(dead_runs)),
+        )
+        .values(status="pending", claimed_at=None, run_id=None)
+        .execution_options(synchronize_session=False)
     )
     return result.rowcount or 0
 
@@ -70,12 +82,12 @@ def pending_harnesses(session: Session) -> list[tuple[int, dict[str, Any]]]:
     return [(hid, spec) for _, _, hid, spec in ordered]
 
 
-def claim(session: Session, harness_id: int) -> bool:
-    """pending → running; False when another worker got there first."""
+def claim(session: Session, harness_id: int, run_id: int | None = None) -> bool:
+    """pending → running; False when another campaign got there first."""
     result = session.execute(
         update(models.Harness)
         .where(models.Harness.id == harness_id, models.Harness.status == "pending")
-        .values(status="running", claimed_at=utcnow(), attempts=models.Harness.attempts + 1)
+        .values(status="running", claimed_at=utcnow(), run_id=run_id, attempts=models.Harness.attempts + 1)
     )
     return (result.rowcount or 0) == 1
 
@@ -84,7 +96,7 @@ def release(session: Session, harness_id: int) -> None:
     """Give a claimed harness back untouched (budget ran out before it started)."""
     session.execute(
         update(models.Harness).where(models.Harness.id == harness_id, models.Harness.status == "running")
-        .values(status="pending", claimed_at=None)
+        .values(status="pending", claimed_at=None, run_id=None)
     )
 
 

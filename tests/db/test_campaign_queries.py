@@ -28,15 +28,26 @@ def test_claim_is_exclusive(store: Store) -> None:
         assert q.pending_harnesses(session) == []
 
 
-def test_stale_claims_are_reclaimed_fresh_ones_kept(store: Store) -> None:
+def test_claims_of_a_live_run_are_kept_a_dead_runs_reclaimed(store: Store) -> None:
     hid = _harness(store)
     with store.session() as session:
-        q.claim(session, hid)
+        run_id = q.start_run(session, "fuzz", {})
+        q.claim(session, hid, run_id)
     with store.session() as session:
-        assert q.reclaim_stale(session, timedelta(minutes=30)) == 0
-    with store.session() as session:
-        assert q.reclaim_stale(session, timedelta(minutes=30), now=utcnow() + timedelta(hours=1)) == 1
+        assert q.reclaim_stale(session, timedelta(minutes=1)) == 0
+    with store.session() as session:  # its heartbeat stopped: the campaign was killed
+        assert q.reclaim_stale(session, timedelta(minutes=1), now=utcnow() + timedelta(minutes=5)) == 1
         assert [h for h, _ in q.pending_harnesses(session)] == [hid]
+
+
+def test_claims_of_an_ended_run_are_reclaimed(store: Store) -> None:
+    hid = _harness(store)
+    with store.session() as session:
+        run_id = q.start_run(session, "fuzz", {})
+        q.claim(session, hid, run_id)
+        q.finish_run(session, run_id, "interrupted", {})
+    with store.session() as session:
+        assert q.reclaim_stale(session, timedelta(minutes=1)) == 1
 
 
 def test_result_is_stored_and_counted(store: Store) -> None:
