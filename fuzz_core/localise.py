@@ -264,3 +264,46 @@ def run_compiler_bisector(fn: Callable[..., Any], args: Sequence[Any],
         return None
     return {"backend": found.backend, "subsystem": found.subsystem,
             "bisect_number": found.bisect_number, "debug_info": found.debug_info}
+
+
+COMPILE_STAGE_ORDER = ("eager", "aot_eager", "aot_eager_decomp_partition", "inductor")
+
+
+def compile_stages_up_to(backend: str) -> tuple[str, ...]:
+    """The shallower backends, then `backend` itself (a custom backend comes last)."""
+    if backend in COMPILE_STAGE_ORDER:
+        return COMPILE_STAGE_ORDER[: COMPILE_STAGE_ORDER.index(backend) + 1]
+    return (*COMPILE_STAGE_ORDER[:-1], backend)
+
+
+def localise_modes(reference: Any, test: Any, target: Any, sample: Any) -> dict:
+    """Localisation evidence for a mismatch between two fuzz-core modes on one input.
+
+    `reference` / `test` are fuzz_core.modes.Mode objects (anything with `.name` and
+    `.run(target, sample)`); `sample` is a fuzz_core.inputs.Sample. Non-compile modes get the
+    first divergent ATen op; compile modes get backend bisection up to their backend, since
+    generated kernels dispatch no ATen ops to record.
+    """
+    from fuzz_core.modes.base import bound_callable
+    from fuzz_core.tensors import clone_tree
+
+    def fresh() -> Any:
+        # Each run gets its own copy: in-place ops must not leak between the two modes.
+        args, kwargs = clone_tree(sample.tree())
+        return type(sample)(tuple(args), dict(kwargs), sample.ctor, sample.origin)
+
+    evidence: dict[str, Any] = {}
+    test_name = str(getattr(test, "name", ""))
+    if test_name.startswith("compile:"):
+        fn = bound_callable(target, sample)
+        kwargs = sample.kwargs
+
+        def call(*args: Any) -> Any:
+            return fn(*args, **kwargs)
+
+        stages = compile_stages_up_to(test_name.split(":", 1)[1])
+        evidence["backend_bisection"] = bisect_compile_backends(call, fresh().args, backends=stages).to_dict()
+        return evidence
+    div = first_divergent_op(lambda: reference.run(target, fresh()), lambda: test.run(target, fresh()), ())
+    evidence["first_divergent_op"] = div.to_dict() if div else None
+    return evidence

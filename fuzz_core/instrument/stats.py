@@ -37,14 +37,19 @@ def tensor_stats(t: torch.Tensor) -> TensorStats:
         xf = x.to(torch.float64)
         return TensorStats(shape, dtype, numel, True, 0, 0, float(xf.min()), float(xf.max()),
                            float(xf.mean()), float(xf.abs().max()))
-    xf = x.to(torch.float64)
-    nan_count = int(torch.isnan(xf).sum())
-    inf_count = int(torch.isinf(xf).sum())
-    finite_vals = xf[torch.isfinite(xf)]
+    finite_mask = torch.isfinite(x)
+    if bool(finite_mask.all()):
+        # The common case: one pass for min/max, no masking, no float64 copy of the tensor.
+        lo, hi = torch.aminmax(x)
+        return TensorStats(shape, dtype, numel, True, 0, 0, float(lo), float(hi),
+                           float(x.mean(dtype=torch.float64)), max(abs(float(lo)), abs(float(hi))))
+    nan_count = int(torch.isnan(x).sum())
+    inf_count = numel - nan_count - int(finite_mask.sum())
+    finite_vals = x[finite_mask].to(torch.float64)
     if finite_vals.numel() == 0:
         return TensorStats(shape, dtype, numel, False, nan_count, inf_count, None, None, None, None)
     return TensorStats(
-        shape, dtype, numel, nan_count == 0 and inf_count == 0, nan_count, inf_count,
+        shape, dtype, numel, False, nan_count, inf_count,
         float(finite_vals.min()), float(finite_vals.max()), float(finite_vals.mean()),
         float(finite_vals.abs().max()),
     )

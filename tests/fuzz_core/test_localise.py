@@ -109,3 +109,32 @@ def test_backend_bisection_names_the_stage_that_introduces_the_difference() -> N
         fn, (x,), backends=("eager", "aot_eager", ("planted", add_bias_backend)))
     assert result.per_backend == {"eager": False, "aot_eager": False, "planted": True}
     assert result.first_bad_backend == "planted"
+
+
+def test_localise_modes_names_the_op_for_fuzz_core_modes() -> None:
+    from fuzz_core.inputs import Sample
+    from fuzz_core.localise import localise_modes
+    from fuzz_core.modes import get_mode
+    from fuzz_core.target import build_target
+
+    target = build_target("torch.nn.functional.gelu")
+    sample = Sample(args=(torch.linspace(-3.0, 3.0, 64),))
+    evidence = localise_modes(get_mode("eager"), get_mode("dtype:float16"), target, sample)
+    assert evidence["first_divergent_op"]["name"] == "aten.gelu.default"
+    same = localise_modes(get_mode("eager"), get_mode("eager"), target, sample)
+    assert same["first_divergent_op"] is None
+
+
+@pytest.mark.compile
+def test_localise_modes_bisects_compile_modes_up_to_their_backend() -> None:
+    from fuzz_core.inputs import Sample
+    from fuzz_core.localise import localise_modes
+    from fuzz_core.modes import get_mode
+    from fuzz_core.target import build_target
+
+    target = build_target("torch.nn.functional.gelu")
+    sample = Sample(args=(torch.linspace(-3.0, 3.0, 64),))
+    evidence = localise_modes(get_mode("eager"), get_mode("compile:aot_eager"), target, sample)
+    bisection = evidence["backend_bisection"]
+    assert bisection["per_backend"] == {"eager": False, "aot_eager": False}  # an honest negative
+    assert bisection["first_bad_backend"] is None

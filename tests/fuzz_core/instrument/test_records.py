@@ -104,3 +104,15 @@ def test_kernel_records_and_levels() -> None:
         assert d["level"] == level
         assert ("modules" in d) == (level == "module") and ("ops" in d) == (level == "op")
         assert ("kernels" in d) == (level == "kernel")
+
+
+def test_tensor_stats_count_nonfinite_and_summarise_the_rest() -> None:
+    from fuzz_core.instrument import tensor_stats
+
+    s = tensor_stats(torch.tensor([1.0, float("nan"), float("inf"), float("-inf"), -2.0]))
+    assert (s.finite, s.nan_count, s.inf_count, s.min, s.max, s.abs_max) == (False, 1, 2, -2.0, 1.0, 2.0)
+    assert s.mean == -0.5
+    clean = tensor_stats(torch.tensor([[1.0, -3.0], [2.0, 0.0]], dtype=torch.float16))
+    assert (clean.finite, clean.min, clean.max, clean.abs_max, clean.mean) == (True, -3.0, 2.0, 3.0, 0.0)
+    assert tensor_stats(torch.tensor([3, 5])).max == 5.0
+    assert tensor_stats(torch.empty(0)).min is None
