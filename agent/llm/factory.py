@@ -21,9 +21,12 @@ PRICES_PER_MTOKEN: dict[str, tuple[float, float]] = {
 def make_backend(settings: Settings, store: Any | None = None, *, use_opinfo: bool = True) -> LlmBackend:
     if settings.effective_llm == "offline":
         return OfflineBackend(use_opinfo=use_opinfo)
+    from agent.llm.errors import LlmConfigError
     from agent.llm.openai_backend import OpenAIBackend
 
     key = settings.openai_api_key.get_secret_value() if settings.openai_api_key else None
+    if key is None and not settings.openai_base_url:
+        raise LlmConfigError("the openai backend needs OPENAI_BASE_URL (a local server) or OPENAI_API_KEY")
     return OpenAIBackend(
         model=settings.model,
         base_url=settings.openai_base_url,

@@ -68,3 +68,9 @@ def test_unreachable_endpoint_exits_1_with_errors_recorded(db_url: str, monkeypa
     data = json.loads(result.stdout)
     assert data["extractor"].startswith("openai:") and data["errors"] == 1
     assert "dummy" not in result.stdout + result.stderr
+
+
+def test_openai_without_endpoint_or_key_exits_2(db_url: str, offline_env) -> None:  # type: ignore[no-untyped-def]
+    result = runner.invoke(app, ["--db", db_url, "extract", "--llm", "openai"])
+    assert result.exit_code == 2
+    assert "OPENAI_BASE_URL" in result.stderr and len(result.stderr.strip().splitlines()) == 1

@@ -22,6 +22,14 @@ class Reply:
     completion_tokens: int = 7
     headers: dict[str, str] = field(default_factory=dict)
     error_message: str = ""
+    tool_arguments: str | None = None  # answer with a forced tool call carrying these arguments
+
+
+def _message(reply: Reply) -> dict[str, Any]:
+    if reply.tool_arguments is None:
+        return {"role": "assistant", "content": reply.content}
+    call = {"id": "call_1", "type": "function", "function": {"name": "TriageResult", "arguments": reply.tool_arguments}}
+    return {"role": "assistant", "content": None, "tool_calls": [call]}
 
 
 class ScriptedServer:
@@ -54,8 +62,8 @@ class ScriptedServer:
                         "choices": [
                             {
                                 "index": 0,
-                                "message": {"role": "assistant", "content": reply.content},
-                                "finish_reason": "stop",
+                                "message": _message(reply),
+                                "finish_reason": "tool_calls" if reply.tool_arguments is not None else "stop",
                             }
                         ],
                         "usage": {

@@ -109,3 +109,22 @@ def test_other_bad_request_is_a_transport_error() -> None:
     with ScriptedServer([Reply(status=400, error_message="context length exceeded")]) as server:
         with pytest.raises(LlmTransportError):
             _backend(server).structured("triage", VARIABLES, TriageResult)
+
+
+def test_function_calling_with_repair_of_bad_arguments() -> None:
+    replies = [Reply(tool_arguments='{"is_silent_bug": tr'), Reply(tool_arguments=VALID)]
+    with ScriptedServer(replies) as server:
+        obj, record = _backend(server, method="function_calling").structured("triage", VARIABLES, TriageResult)
+    assert obj.is_silent_bug and len(record.attempts) == 1
+    first = server.requests[0]["body"]
+    assert first["tool_choice"] == {"type": "function", "function": {"name": "TriageResult"}}
+    assert first["tools"][0]["function"]["name"] == "TriageResult"
+
+
+def test_openai_without_endpoint_or_key_is_a_config_error() -> None:
+    from agent.config import Settings
+    from agent.llm.errors import LlmConfigError
+    from agent.llm.factory import make_backend
+
+    with pytest.raises(LlmConfigError, match="OPENAI_BASE_URL"):
+        make_backend(Settings(llm="openai"))
