@@ -92,7 +92,10 @@ def analyze_issue(title: str, body: str, labels: list[str], comments: list[str] 
     python_blocks = [b for b in blocks if b.is_python and b.tree is not None]
     has_repro = False
     for block in python_blocks:
-        block_facts = scan_tree(block.tree)  # type: ignore[arg-type]
+        try:
+            block_facts = scan_tree(block.tree)  # type: ignore[arg-type]
+        except RecursionError:  # absurdly deep expressions: read the other blocks and the prose
+            continue
         has_repro = has_repro or any(c.api.startswith("torch") for c in block_facts.calls)
         facts.merge(block_facts)
     prose = re.sub(r"```.*?```", " ", body, flags=re.S)

@@ -31,7 +31,7 @@ def _strip_prompts(text: str) -> str:
 def _parse(text: str) -> ast.Module | None:
     try:
         return ast.parse(text)
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
 
 

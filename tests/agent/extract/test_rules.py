@@ -126,3 +126,33 @@ def test_code_is_parsed_never_run(tmp_path) -> None:  # type: ignore[no-untyped-
     code = f"import pathlib\npathlib.Path({str(marker)!r}).write_text('x')\nimport torch\nprint(torch.compile(torch.erf)(torch.zeros(1)))"
     analyze_issue("erf differs under compile", _issue(code), SILENT)
     assert not marker.exists()
+
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_FRAGMENTS = st.sampled_from([
+    "```python\n", "```\n", "import torch\n", "import torch.nn.functional as F\n", "x = torch.randn(3)\n",
+    "y = torch.compile(F.gelu)(x)\n", "print((y - F.gelu(x)).abs().max())\n", "torch.jit.trace(m, x)\n",
+    "x.half().cumsum(0)\n", "float('nan')\n", "def f(\n", "tensor([1., nan])\n", "wrong result\n",
+    "module: correctness (silent)", "\r\n", ">>> torch.erfinv(x)\n", "}{{{body}}}", "Segmentation fault\n",
+])
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(title=st.text(max_size=40), parts=st.lists(st.one_of(_FRAGMENTS, st.text(max_size=30)), max_size=25),
+       labels=st.lists(st.sampled_from(SILENT + ["oncall: jit", "module: crash", "feature"]), max_size=3))
+def test_arbitrary_text_never_raises_and_never_invents_an_api(title: str, parts: list[str], labels: list[str]) -> None:
+    body = "".join(parts)
+    a = analyze_issue(title, body, labels)
+    if a.pattern is not None:
+        short = a.pattern.api.rsplit(".", 1)[-1]
+        assert short in title + body or (a.pattern.api == "torch.matmul" and "@" in body)
+
+
+@pytest.mark.parametrize("expression", ["(" * 2000 + "1" + ")" * 2000, "+".join(["x"] * 20000)])
+def test_deeply_nested_code_is_handled(expression: str) -> None:
+    code = f"import torch\nx = torch.ones(3)\ny = {expression}\nprint(torch.compile(torch.sin)(y))"
+    a = analyze_issue("torch.sin differs under torch.compile", _issue(code), SILENT)
+    # the block is skipped, no RecursionError escapes; API and mode come from the title
+    assert a.pattern is not None and (a.pattern.api, a.pattern.test_mode.name) == ("torch.sin", "compile:inductor")
