@@ -81,7 +81,7 @@ def _print(summary) -> None:  # type: ignore[no-untyped-def]
     if summary.extractor != "offline":
         table.add_row("LLM calls (cache hits)", f"{summary.llm_calls} ({summary.cache_hits})")
         table.add_row("tokens (prompt + completion)", f"{summary.prompt_tokens} + {summary.completion_tokens}")
-        table.add_row("cost", "unknown" if summary.cost_usd is None else f"${summary.cost_usd:.4f}")
+        table.add_row("cost", "unknown" if summary.cost_usd is None else f"${summary.cost_usd:.6f}")
     if summary.budget_exhausted:
         table.add_row("stopped", "token budget spent")
     Console().print(table)

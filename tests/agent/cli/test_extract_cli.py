@@ -74,3 +74,28 @@ def test_openai_without_endpoint_or_key_exits_2(db_url: str, offline_env) -> Non
     result = runner.invoke(app, ["--db", db_url, "extract", "--llm", "openai"])
     assert result.exit_code == 2
     assert "OPENAI_BASE_URL" in result.stderr and len(result.stderr.strip().splitlines()) == 1
+
+
+def test_openai_run_reports_tokens_and_cost(db_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests.agent.extract.test_stage import ISSUE_BODY, PATTERN, SEMANTICS, TRIAGE
+    from tests.agent.llm.fake_openai_server import Reply, ScriptedServer
+
+    dump = {"title": "cumsum in bf16 stops at 256", "body": ISSUE_BODY, "number": 1, "state": "open",
+            "labels": [{"name": "module: correctness (silent)"}],
+            "html_url": "https://github.com/acme/torchish/issues/1"}
+    import tempfile
+    from pathlib import Path
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "one.json"
+        path.write_text(json.dumps([dump]))
+        result = runner.invoke(app, ["--db", db_url, "ingest", "file", str(path)])
+        assert result.exit_code == 0, result.stderr
+    with ScriptedServer([Reply(TRIAGE), Reply(PATTERN), Reply(SEMANTICS)]) as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", "dummy")
+        result = runner.invoke(app, ["--db", db_url, "extract", "--model", "gpt-4o-mini"])
+    assert result.exit_code == 0, result.stderr
+    assert "openai:gpt-4o-mini" in result.stdout
+    assert "33 + 21" in result.stdout  # 3 calls x (11 prompt + 7 completion) tokens
+    assert "$0.000018" in result.stdout  # gpt-4o-mini: $0.15 / $0.60 per million tokens

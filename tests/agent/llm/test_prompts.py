@@ -36,3 +36,36 @@ def test_missing_variable_is_a_config_error() -> None:
 def test_unknown_prompt_is_a_config_error() -> None:
     with pytest.raises(LlmConfigError):
         load_prompt("summarise")
+
+
+def _json_objects(text: str) -> list[dict]:
+    """Top-level {...} objects written in a prompt (the few-shot answers)."""
+    import json
+
+    decoder = json.JSONDecoder()
+    found, i = [], 0
+    while (start := text.find("{", i)) != -1:
+        try:
+            obj, end = decoder.raw_decode(text, start)
+        except ValueError:
+            i = start + 1
+            continue
+        if isinstance(obj, dict):
+            found.append(obj)
+        i = end
+    return found
+
+
+@pytest.mark.parametrize(
+    ("name", "schema_name", "count"),
+    [("triage", "TriageResult", 2), ("pattern", "BugPattern", 1), ("api_semantics", "ApiSemanticsModel", 1),
+     ("transfer_check", "TransferCheck", 1)],
+)
+def test_few_shot_answers_validate_against_the_schema(name: str, schema_name: str, count: int) -> None:
+    from agent.llm import schemas
+
+    schema = getattr(schemas, schema_name)
+    examples = [obj for obj in _json_objects(load_prompt(name).system) if len(obj) > 2]
+    assert len(examples) == count
+    for example in examples:
+        schema.model_validate(example)
