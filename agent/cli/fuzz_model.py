@@ -38,6 +38,8 @@ class FuzzModelOptions(BaseModel):
     compare: Literal["argmax", "close"]
     instrument: Literal["none", "module", "op", "kernel"]
     backend: str
+    bisector: bool
+    special: float = Field(ge=0, le=1)
     baseline: bool
     seed: int
 
@@ -82,6 +84,8 @@ def fuzz_model(
     compare: Annotated[str, typer.Option("--compare", help="Disagreement test: argmax (predicted class) | close (per-dtype tolerance).")] = "argmax",
     instrument: Annotated[str, typer.Option("--instrument", help="none | module | op | kernel: record every execution at this level.")] = "none",
     backend: Annotated[str, typer.Option("--backend", help="torch.compile backend for disagree:compile.")] = "inductor",
+    bisector: Annotated[bool, typer.Option("--bisector/--no-bisector", help="disagree:compile: also run PyTorch's CompilerBisector on the failing input (slow).")] = False,
+    special: Annotated[float, typer.Option("--special", help="Share of mutation batches that write finite special values (denormal, huge, tiny, -0.0).")] = 0.0,
     baseline: Annotated[bool, typer.Option("--baseline/--no-baseline", help="Also run random search with the same budget.")] = False,
     save_input: Annotated[Path | None, typer.Option("--save-input", help="Write the failing input (a tensor) to this .pt file.")] = None,
     seed: Annotated[int, typer.Option("--seed", help="Seed for mutations and sampling.")] = 0,
@@ -108,7 +112,8 @@ def fuzz_model(
             max_mutations=parsed_budget.executions or _UNLIMITED_EXECUTIONS,
             time_budget_s=parsed_budget.seconds, batch=batch, threshold=threshold, sampler=sampler,
             sigma=sigma, input_range=_parse_range(input_range), radius=radius, compare=compare,
-            instrument=instrument, backend=backend, baseline=baseline, seed=seed,
+            instrument=instrument, backend=backend, bisector=bisector, special=special, baseline=baseline,
+            seed=seed,
         )
     except ValidationError as exc:
         err = exc.errors()[0]
@@ -163,7 +168,7 @@ def _run(options: FuzzModelOptions, model: torch.nn.Module, seeds: torch.Tensor,
     from fuzz_core.cgf.loop import CgfConfig
     from fuzz_core.cgf.model import ModelFuzzConfig
     from fuzz_core.cgf.model import fuzz_model as run_model_fuzz
-    from fuzz_core.cgf.mutations import GaussianMutation, InputDomain
+    from fuzz_core.cgf.mutations import GaussianMutation, InputDomain, SpecialValueMutation, WeightedMutations
 
     lo_hi = options.input_range
     if lo_hi is None and seeds.is_floating_point():
@@ -171,13 +176,16 @@ def _run(options: FuzzModelOptions, model: torch.nn.Module, seeds: torch.Tensor,
         lo_hi = (lo, hi) if lo < hi else None  # a constant example says nothing about the range
     domain = InputDomain(a_min=lo_hi[0] if lo_hi else None, a_max=lo_hi[1] if lo_hi else None,
                          constraint=options.radius)
+    mutation = GaussianMutation(sigma=options.sigma)
+    if options.special > 0:
+        mutation = WeightedMutations([mutation, SpecialValueMutation()], [1.0 - options.special, options.special])
     config = ModelFuzzConfig(
         objective=options.objective, coverage_layers=options.coverage_layers, coverage=options.coverage,
         compare=options.compare, instrument=options.instrument, compile_backend=options.backend,
-        baseline=options.baseline,
+        compiler_bisector=options.bisector, baseline=options.baseline,
         cgf=CgfConfig(max_mutations=options.max_mutations, mutations_per_item=options.batch,
                       threshold=options.threshold, sampler=options.sampler, domain=domain,
-                      mutation=GaussianMutation(sigma=options.sigma), time_budget_s=options.time_budget_s,
+                      mutation=mutation, time_budget_s=options.time_budget_s,
                       seed=options.seed),
     )
     torch.manual_seed(options.seed)

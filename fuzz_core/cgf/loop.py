@@ -24,8 +24,8 @@ class CgfConfig:
     domain: InputDomain = field(default_factory=InputDomain)
     mutation: Mutation = field(default_factory=GaussianMutation)
     time_budget_s: float | None = None
-    # A hit is re-executed this many times and must repeat (TensorFuzz re-ran 10×): a
-    # nondeterministic disagreement is not a finding.
+    # A hit is re-executed alone this many times and must repeat (TensorFuzz re-ran 10×): a
+    # nondeterministic or batch-dependent disagreement is not a finding.
     confirm_runs: int = 2
     seed: int = 0
 
@@ -62,7 +62,14 @@ class CgfResult:
 
 
 def _confirmed(target: FuzzTarget, batch: torch.Tensor, row: int, runs: int) -> bool:
-    return all(bool(target.fetch(batch).hits[row]) for _ in range(runs))
+    """The hit repeats when its input runs alone, `runs` times.
+
+    Alone, because some modes make a row's result depend on its batch-mates (dynamic
+    quantisation scales by the whole batch's range; kernels pick blockings by batch size):
+    a finding must reproduce from the one input it reports.
+    """
+    single = batch[row:row + 1]
+    return all(bool(target.fetch(single).hits[0]) for _ in range(runs))
 
 
 class _Search:

@@ -15,12 +15,17 @@ import torch
 from torch import nn
 
 from fuzz_core.cgf.loop import CgfConfig, CgfResult, run_cgf, run_random
-from fuzz_core.cgf.objectives import DisagreementObjective, NanObjective, Objective
+from fuzz_core.cgf.objectives import DisagreementObjective, NanObjective, Objective, Observation
 from fuzz_core.cgf.target import ModelTarget
 from fuzz_core.instrument.levels import check_level, run_instrumented
 from fuzz_core.instrument.modules import ModuleRecorder
 from fuzz_core.instrument.ops import OpRecorder
-from fuzz_core.localise import bisect_compile_backends, first_divergent_module, first_divergent_op
+from fuzz_core.localise import (
+    bisect_compile_backends,
+    compile_stages_up_to,
+    first_divergent_module,
+    first_divergent_op,
+)
 
 OBJECTIVES = ("nan", "disagree:float16", "disagree:bfloat16", "disagree:quantized", "disagree:compile",
               "disagree:against")
@@ -141,6 +146,8 @@ class ModelFuzzConfig:
     compare: str = "argmax"
     instrument: str = "none"
     compile_backend: str = "inductor"
+    # Hand an inductor-stage compile mismatch to PyTorch's CompilerBisector (many recompiles).
+    compiler_bisector: bool = False
     baseline: bool = False  # also run random search with the same budget
     localise: bool = True
     cgf: CgfConfig = field(default_factory=CgfConfig)
@@ -216,11 +223,12 @@ def localise_failure(model: nn.Module, x: torch.Tensor, config: ModelFuzzConfig,
                     "first_nonfinite_module": mod.name or "<root>" if mod else None}
         if second.model is None:  # compile
             def differs(ref: object, out: object) -> bool:
-                from fuzz_core.cgf.objectives import Observation
-
                 return bool(objective(Observation(x, ref, {}, out)).any())
 
-            return {"backend_bisection": bisect_compile_backends(model, (x,), differs=differs).to_dict()}
+            stages = compile_stages_up_to(config.compile_backend)
+            bisection = bisect_compile_backends(model, (x,), backends=stages, differs=differs,
+                                                use_compiler_bisector=config.compiler_bisector)
+            return {"backend_bisection": bisection.to_dict()}
         tx = second.cast(x)
         mod_div = first_divergent_module(model, second.model, (x,), (tx,))
         op_div = first_divergent_op(model, second.model, (x,), (tx,))

@@ -138,3 +138,26 @@ def test_localise_modes_bisects_compile_modes_up_to_their_backend() -> None:
     bisection = evidence["backend_bisection"]
     assert bisection["per_backend"] == {"eager": False, "aot_eager": False}  # an honest negative
     assert bisection["first_bad_backend"] is None
+
+
+@pytest.mark.compile
+@pytest.mark.slow
+def test_compiler_bisector_agrees_on_the_decomposition_that_changes_bits() -> None:
+    # Not a bug claim: softmax's decomposition legitimately changes the last bits. Asking for
+    # bitwise equality turns that into a known, planted "difference" both bisections must find.
+    from fuzz_core.localise import run_compiler_bisector
+
+    def fn(x: torch.Tensor) -> torch.Tensor:
+        return torch.softmax(x * 3.0, dim=-1).sum(dim=-1)
+
+    def bitwise(ref: object, out: object) -> bool:
+        return not torch.equal(ref, out)
+
+    x = torch.randn(16, 500, generator=torch.Generator().manual_seed(0))
+    stages = ("eager", "aot_eager", "aot_eager_decomp_partition")
+    result = bisect_compile_backends(fn, (x,), backends=stages, differs=bitwise)
+    assert result.first_bad_backend == "aot_eager_decomp_partition"
+    found = run_compiler_bisector(fn, (x,), bitwise)
+    assert found is not None
+    assert found["backend"] == "aot_eager_decomp_partition" and found["subsystem"] == "decomposition"
+    assert "_softmax" in found["debug_info"]

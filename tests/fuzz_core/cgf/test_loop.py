@@ -127,3 +127,22 @@ def test_recent_sampler_prefers_new_elements() -> None:
     recent_share = sum(p >= 95 for p in picks) / len(picks)
     assert recent_share > 0.8  # 5 of 6 pool slots are the newest five
     assert len(set(picks)) > 50  # the one uniform slot still reaches old elements
+
+
+class CentredByBatch(nn.Module):
+    """Each row minus the batch mean: a row's output depends on its batch-mates."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x - x.mean(dim=0, keepdim=True)
+
+
+def test_hits_that_only_exist_inside_a_batch_are_not_findings() -> None:
+    def far_from_batch_mean(obs):
+        return (obs.output.abs().amax(dim=1) > 0.3).numpy()
+
+    config = CgfConfig(max_mutations=400, mutations_per_item=20, threshold=0.05,
+                       domain=InputDomain(-1.0, 1.0), seed=0)
+    result = run_cgf(ModelTarget(CentredByBatch(), UserObjective(far_from_batch_mean)),
+                     torch.zeros(1, 4), config)
+    # In a batch rows differ from the mean; alone, a row is its own mean: never a finding.
+    assert not result.found and result.spurious > 0
