@@ -15,7 +15,6 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
 import torch
 
 from fuzz_core.coverage.ann import AnnCoverage
@@ -42,7 +41,6 @@ class CoverageSelector:
     ops: OpCoverage = field(default_factory=OpCoverage)
     added_for_features: int = 0
     added_for_ops: int = 0
-    _ops_before: set[OpKey] = field(default_factory=set)
     _ops_pending: set[OpKey] = field(default_factory=set)
 
     def select(self, corpus: Sequence[Any], gen: torch.Generator) -> int:
@@ -85,8 +83,3 @@ class CoverageSelector:
         return {"feature_additions": self.added_for_features, "op_additions": self.added_for_ops,
                 "op_triples": len(self.ops.seen),
                 "indexed": int(sum(len(i) for i in self.indices.values()))}
-
-
-def feature_distance(a: np.ndarray, b: np.ndarray) -> float:
-    """Squared L2 distance between two feature vectors (the novelty metric)."""
-    return float(np.sum((np.asarray(a, dtype=np.float64) - np.asarray(b, dtype=np.float64)) ** 2))

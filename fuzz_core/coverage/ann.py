@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 from usearch.index import Index
@@ -34,7 +34,6 @@ class AnnCoverage:
     dim: int | None = None
     added: int = 0
     _key: int = 0
-    distances: list[float] = field(default_factory=list)
 
     def _ensure(self, dim: int) -> Index:
         if self.index is None:
@@ -72,8 +71,7 @@ class AnnCoverage:
 
     def maybe_add(self, vec: np.ndarray) -> bool:
         """Add the vector when it is novel; return whether it was."""
-        novel, distance = self.is_novel(vec)
-        self.distances.append(distance)
+        novel, _ = self.is_novel(vec)
         if novel:
             self.add(vec)
         return novel
