@@ -107,6 +107,7 @@ class Campaign:
         self.spec = spec
         self.selector: CorpusSelector = selector or UniformSelector()
         self.mutators = list(mutators or DEFAULT_MUTATORS)
+        self._mutator_weights = torch.tensor([float(getattr(m, "weight", 1.0)) for m in self.mutators])
         self.progress = progress
         self.tally = Tally()
         self.findings: dict[str, Finding] = {}
@@ -316,7 +317,7 @@ class Campaign:
         for _attempt in range(64):  # some mutators do not apply to some inputs; only give up on none
             parent = corpus[self.selector.select(corpus, gen)]
             parent.picked += 1
-            mutator = self.mutators[int(torch.randint(0, len(self.mutators), (1,), generator=gen))]
+            mutator = self.mutators[int(torch.multinomial(self._mutator_weights, 1, generator=gen))]
             step_seed = _int_seed(self.spec.seed, iteration, _attempt)
             child = mutator.mutate(parent.sample, torch.Generator().manual_seed(step_seed))
             if child is not None:

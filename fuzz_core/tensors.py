@@ -5,17 +5,40 @@ from __future__ import annotations
 from typing import Any, Callable
 
 import torch
-from torch.utils import _pytree as pytree
 
 LOW_PRECISION = (torch.float16, torch.bfloat16)
 
 
+# Plain recursion over tuple/list/dict: the hot loop calls these several times per execution and
+# torch's general pytree costs several times more for the small structures of op calls.
 def map_tensors(obj: Any, fn: Callable[[torch.Tensor], Any]) -> Any:
-    return pytree.tree_map(lambda leaf: fn(leaf) if isinstance(leaf, torch.Tensor) else leaf, obj)
+    if isinstance(obj, torch.Tensor):
+        return fn(obj)
+    if isinstance(obj, tuple):
+        mapped = [map_tensors(v, fn) for v in obj]
+        return type(obj)(*mapped) if hasattr(obj, "_fields") else tuple(mapped)
+    if isinstance(obj, list):
+        return [map_tensors(v, fn) for v in obj]
+    if isinstance(obj, dict):
+        return {k: map_tensors(v, fn) for k, v in obj.items()}
+    return obj
+
+
+def _collect(obj: Any, out: list[torch.Tensor]) -> None:
+    if isinstance(obj, torch.Tensor):
+        out.append(obj)
+    elif isinstance(obj, (tuple, list)):
+        for v in obj:
+            _collect(v, out)
+    elif isinstance(obj, dict):
+        for v in obj.values():
+            _collect(v, out)
 
 
 def tensor_leaves(obj: Any) -> list[torch.Tensor]:
-    return [leaf for leaf in pytree.tree_leaves(obj) if isinstance(leaf, torch.Tensor)]
+    out: list[torch.Tensor] = []
+    _collect(obj, out)
+    return out
 
 
 def clone_tree(obj: Any) -> Any:
@@ -38,29 +61,58 @@ def cast_floating(obj: Any, dtype: torch.dtype) -> Any:
 
 def structure_key(obj: Any, *, with_shapes: bool) -> str:
     """A hashable description of a structure: tensor dtypes (and shapes) plus every non-tensor value."""
-    leaves, spec = pytree.tree_flatten(obj)
-    parts = []
-    for leaf in leaves:
-        if isinstance(leaf, torch.Tensor):
-            shape = tuple(leaf.shape) if with_shapes else leaf.dim()
-            parts.append(f"T({leaf.dtype},{shape})")
-        else:
-            parts.append(repr(leaf))
-    return f"{spec}|{'|'.join(parts)}"
+    if isinstance(obj, torch.Tensor):
+        shape = tuple(obj.shape) if with_shapes else obj.dim()
+        return f"T({obj.dtype},{shape})"
+    if isinstance(obj, (tuple, list)):
+        inner = ",".join(structure_key(v, with_shapes=with_shapes) for v in obj)
+        return f"{type(obj).__name__}({inner})"
+    if isinstance(obj, dict):
+        return "{" + ",".join(f"{k!r}:{structure_key(v, with_shapes=with_shapes)}" for k, v in obj.items()) + "}"
+    return repr(obj)
+
+
+class _Slot:
+    """Placeholder for the i-th tensor in a structure template."""
+
+    __slots__ = ("index",)
+
+    def __init__(self, index: int) -> None:
+        self.index = index
+
+
+def _fill(template: Any, tensors: Any) -> Any:
+    if isinstance(template, _Slot):
+        return tensors[template.index]
+    if isinstance(template, tuple):
+        filled = [_fill(v, tensors) for v in template]
+        return type(template)(*filled) if hasattr(template, "_fields") else tuple(filled)
+    if isinstance(template, list):
+        return [_fill(v, tensors) for v in template]
+    if isinstance(template, dict):
+        return {k: _fill(v, tensors) for k, v in template.items()}
+    return template
 
 
 def split_tensors(obj: Any) -> tuple[list[torch.Tensor], Callable[[list[torch.Tensor]], Any]]:
-    """Tensor leaves of `obj`, and a function that rebuilds `obj` with other tensors in their place."""
-    leaves, spec = pytree.tree_flatten(obj)
-    positions = [i for i, leaf in enumerate(leaves) if isinstance(leaf, torch.Tensor)]
+    """Tensor leaves of `obj`, and a function that rebuilds `obj` with other tensors in their place.
 
-    def rebuild(tensors: list[torch.Tensor]) -> Any:
-        new = list(leaves)
-        for pos, t in zip(positions, tensors):
-            new[pos] = t
-        return pytree.tree_unflatten(new, spec)
+    The rebuild template holds index placeholders, never the original tensors: a compiled wrapper
+    that closes over the first call's input tensors lets dynamo alias later inputs to them (see
+    Note [Stale closure tensors] in fuzz_core/modes/compile.py).
+    """
+    tensors: list[torch.Tensor] = []
 
-    return [leaves[i] for i in positions], rebuild
+    def to_slot(t: torch.Tensor) -> _Slot:
+        tensors.append(t)
+        return _Slot(len(tensors) - 1)
+
+    template = map_tensors(obj, to_slot)
+
+    def rebuild(new: list[torch.Tensor]) -> Any:
+        return _fill(template, new)
+
+    return tensors, rebuild
 
 
 def output_leaves(out: Any) -> list[tuple[str, Any]]:

@@ -33,6 +33,11 @@ def configure_dynamo() -> None:
     _configured = True
 
 
+# Note [Stale closure tensors]
+# A first version rebuilt (args, kwargs) from a template that still held the first call's input
+# tensors. torch 2.13's dynamo then bound later inputs to those captured tensors and returned results
+# computed from stale values on every later call, for every backend, without recompiling. The
+# template now holds index placeholders only (fuzz_core.tensors.split_tensors).
 def _fresh_wrapper(fn: Any, rebuild: Any) -> Any:
     """A wrapper with its own code object, so dynamo caches (and limits) it separately per structure."""
     namespace: dict[str, Any] = {"_fn": fn, "_rebuild": rebuild}

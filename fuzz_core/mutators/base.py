@@ -12,7 +12,10 @@ from fuzz_core.inputs import Sample
 
 @runtime_checkable
 class Mutator(Protocol):
-    """Derives a new input from one corpus entry; deterministic given `gen` (so a crash input can be replayed)."""
+    """Derives a new input from one corpus entry; deterministic given `gen` (so a crash input can be replayed).
+
+    An optional `weight` attribute (default 1.0) sets how often the campaign picks it.
+    """
 
     name: str
 

@@ -39,6 +39,7 @@ def _positions(t: torch.Tensor, gen: torch.Generator, most: int = 3) -> torch.Te
 class GaussianNoise:
     name: str = "gaussian"
     scale: float = 0.1
+    weight: float = 4.0
 
     def mutate(self, sample: Sample, gen: torch.Generator) -> Sample | None:
         def edit(t: torch.Tensor, g: torch.Generator) -> torch.Tensor:
@@ -53,6 +54,7 @@ class GaussianNoise:
 @dataclass
 class SpecialValues:
     name: str = "special"
+    weight: float = 3.0
     values: tuple[str, ...] = SPECIAL_VALUE_NAMES
 
     def mutate(self, sample: Sample, gen: torch.Generator) -> Sample | None:
@@ -69,6 +71,7 @@ class SpecialValues:
 @dataclass
 class DtypeBoundary:
     name: str = "boundary"
+    weight: float = 2.0
 
     def mutate(self, sample: Sample, gen: torch.Generator) -> Sample | None:
         def edit(t: torch.Tensor, g: torch.Generator) -> torch.Tensor:
@@ -85,6 +88,7 @@ class LayoutChange:
     """The same values as a strided view: kernels with a non-contiguous path get exercised."""
 
     name: str = "layout"
+    weight: float = 1.0  # structural changes force a recompile in compiled modes: keep them rarer
 
     def mutate(self, sample: Sample, gen: torch.Generator) -> Sample | None:
         if not any(t.numel() > 1 for t in tensor_leaves(sample.tree())):
@@ -97,6 +101,7 @@ class SmallShapeChange:
     """Grow or shrink one dimension by one in every tensor that shares the first tensor's shape."""
 
     name: str = "shape"
+    weight: float = 1.0
 
     def mutate(self, sample: Sample, gen: torch.Generator) -> Sample | None:
         leaves = tensor_leaves(sample.tree())
