@@ -16,7 +16,7 @@ from db.store import Store
 
 def transfer_stage(store: Store, settings: Settings, *, top_k: int = 5, limit: int | None = None,
                    refresh: bool = False, err: Console | None = None) -> dict[str, Any]:
-    from agent.harness.stage import generate_harnesses
+    from agent.harness.stage import generate_harnesses, unsupported_mode
     from agent.inventory.enumerate import opinfo_api_names
     from agent.inventory.refresh import refresh_inventory
     from agent.transfer.stage import run_transfer
@@ -30,7 +30,8 @@ def transfer_stage(store: Store, settings: Settings, *, top_k: int = 5, limit: i
 
         check = make_llm_check(store, settings)
     source_profile = _source_profile_fn()
-    transfer = run_transfer(store, top_k=top_k, limit=limit, check=check, source_profile=source_profile)
+    transfer = run_transfer(store, top_k=top_k, limit=limit, check=check, source_profile=source_profile,
+                            unsupported_mode=unsupported_mode)
     harnesses = generate_harnesses(store, opinfo_api_names())
     return {
         "inventory_apis": inventory.apis,
@@ -39,6 +40,7 @@ def transfer_stage(store: Store, settings: Settings, *, top_k: int = 5, limit: i
         "candidates": transfer.candidates,
         "vetoed": transfer.vetoed,
         "unparsable_patterns": transfer.unparsable,
+        "unsupported_patterns": transfer.unsupported,
         "harnesses": harnesses.harnesses,
         "targets": {str(k): v for k, v in transfer.per_pattern.items()},
     }

@@ -44,6 +44,8 @@ def fuzz(
     sampling: SamplingOpt = 1.0,
     precision: PrecisionOpt = "full",
     seed: Annotated[int, typer.Option("--seed")] = 0,
+    stale_after: Annotated[float, typer.Option("--stale-after", min=1.0,
+        help="Seconds without a heartbeat after which another campaign counts as dead and its harnesses are retried.")] = 60.0,
 ) -> None:
     """Run pending harnesses through the worker pool; findings are stored as they come."""
     if ctx.invoked_subcommand is not None:
@@ -52,6 +54,7 @@ def fuzz(
 
     cli = get_ctx(ctx)
     config = campaign_config(budget, workers, sampling, precision, seed, cli.settings.artifacts_dir)
+    config.stale_after_s = stale_after
     result = fuzz_stage(cli.store(), config, err=None if cli.json else cli.err)
     if cli.json:
         cli.emit(result)

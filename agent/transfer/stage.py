@@ -21,6 +21,7 @@ class TransferSummary:
     candidates: int = 0
     vetoed: int = 0
     unparsable: int = 0
+    unsupported: int = 0
     per_pattern: dict[int, list[str]] = field(default_factory=dict)
 
 
@@ -35,7 +36,8 @@ def load_index(store: Store) -> tuple[TransferIndex, dict[str, ApiProfile]]:
 
 def run_transfer(store: Store, *, top_k: int = 5, limit: int | None = None,
                  check: CandidateCheck | None = None,
-                 source_profile: Callable[[str], ApiProfile | None] | None = None) -> TransferSummary:
+                 source_profile: Callable[[str], ApiProfile | None] | None = None,
+                 unsupported_mode: Callable[[BugPattern], str | None] | None = None) -> TransferSummary:
     """Rank targets for every pattern without candidates; the source API is kept as a re-check."""
     index, profiles = load_index(store)
     summary = TransferSummary()
@@ -47,6 +49,11 @@ def run_transfer(store: Store, *, top_k: int = 5, limit: int | None = None,
             except FormalParseError as exc:
                 q.mark_pattern(session, row.id, status="error", error=f"formal text does not parse: {exc}")
                 summary.unparsable += 1
+                continue
+            missing = unsupported_mode(pattern) if unsupported_mode else None
+            if missing is not None:
+                q.mark_pattern(session, row.id, status="unsupported", error=f"the fuzz core has no mode {missing!r}")
+                summary.unsupported += 1
                 continue
             source = profiles.get(pattern.api) or (source_profile(pattern.api) if source_profile else None)
             ranked = index.rank(pattern, source, top_k=top_k)
