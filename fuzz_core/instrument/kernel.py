@@ -6,6 +6,7 @@ import time
 from dataclasses import dataclass, field
 
 import torch
+from torch import nn
 from torch.profiler import ProfilerActivity, profile, record_function
 
 
@@ -28,17 +29,38 @@ class KernelRecorder:
 
     On CPU the "kernels" are the ATen CPU ranges the profiler records; with CUDA the device
     kernels are added and the wall time comes from CUDA events (host timers would only see
-    the asynchronous launches).
+    the asynchronous launches). Given a model, every submodule's forward also runs inside a
+    profiler range named "module::<qualified name>", so time is attributed to modules too.
     """
 
     range_name: str = "transfuzz.execution"
     use_cuda: bool = field(default_factory=torch.cuda.is_available)
+    model: nn.Module | None = None
     kernels: list[KernelRecord] = field(default_factory=list)
     elapsed_ms: float = 0.0
     _prof: object = None
     _range: object = None
     _events: tuple | None = None
     _t0: float = 0.0
+    _handles: list = field(default_factory=list)
+    _open_ranges: list = field(default_factory=list)
+
+    def _add_module_ranges(self) -> None:
+        assert self.model is not None
+        for name, module in self.model.named_modules():
+            label = f"module::{name or '<root>'}"
+
+            def pre(mod: nn.Module, args: tuple, label: str = label) -> None:
+                rng = record_function(label)
+                rng.__enter__()
+                self._open_ranges.append(rng)
+
+            def post(mod: nn.Module, args: tuple, out: object) -> None:
+                if self._open_ranges:
+                    self._open_ranges.pop().__exit__(None, None, None)
+
+            self._handles.append(module.register_forward_pre_hook(pre))
+            self._handles.append(module.register_forward_hook(post))
 
     def __enter__(self) -> KernelRecorder:
         activities = [ProfilerActivity.CPU]
@@ -48,6 +70,8 @@ class KernelRecorder:
             self._events = (start, end)
         self._prof = profile(activities=activities, record_shapes=False)
         self._prof.__enter__()
+        if self.model is not None:
+            self._add_module_ranges()
         self._range = record_function(self.range_name)
         self._range.__enter__()
         if self._events:
@@ -62,6 +86,11 @@ class KernelRecorder:
             self.elapsed_ms = float(self._events[0].elapsed_time(self._events[1]))
         else:
             self.elapsed_ms = (time.perf_counter() - self._t0) * 1000.0
+        for handle in self._handles:
+            handle.remove()
+        self._handles.clear()
+        while self._open_ranges:  # a module that raised never closed its range
+            self._open_ranges.pop().__exit__(None, None, None)
         self._range.__exit__(*exc)
         self._prof.__exit__(*exc)
         self.kernels = []

@@ -64,7 +64,7 @@ def instrumented(level: str, model: nn.Module | None = None) -> Iterator[Instrum
         elif level == "op":
             report.ops = stack.enter_context(OpRecorder())
         elif level == "kernel":
-            report.kernel = stack.enter_context(KernelRecorder())
+            report.kernel = stack.enter_context(KernelRecorder(model=model))
         yield report
 
 

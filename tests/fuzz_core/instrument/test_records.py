@@ -92,11 +92,15 @@ def test_first_nonfinite_op_and_module_name_the_origin() -> None:
 def test_kernel_records_and_levels() -> None:
     model = Small().eval()
     x = torch.randn(3, 4)
-    with torch.no_grad(), KernelRecorder(use_cuda=False) as rec:
+    with torch.no_grad(), KernelRecorder(use_cuda=False, model=model) as rec:
         model(x)
     names = {k.name: k for k in rec.kernels}
     assert names["aten::addmm"].count == 3 and names["aten::addmm"].device == "cpu"
     assert rec.elapsed_ms > 0
+    # Every module got its own profiler range; a parent's range contains its children's.
+    for name in ("<root>", "inp", "block", "block.fc", "block.act", "out"):
+        assert names[f"module::{name}"].count == 1
+    assert names["module::block"].total_time_us >= names["module::block.fc"].total_time_us
     for level in ("none", "module", "op", "kernel"):
         y, report = run_instrumented(model, (x,), level, model)
         assert y.shape == (3, 2)
