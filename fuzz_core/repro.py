@@ -42,7 +42,11 @@ def run(runner, fn, args, kwargs):
     if RANDOM:
         torch.manual_seed(SEED)
     with torch.no_grad():
-        return runner(fn, args, kwargs)
+        out = runner(fn, args, kwargs)
+    if SIGN_AMBIGUOUS:  # singular/eigen vectors are defined up to sign: compare magnitudes
+        out = torch.utils._pytree.tree_map(
+            lambda t: t.abs() if isinstance(t, torch.Tensor) and (t.is_floating_point() or t.is_complex()) else t, out)
+    return out
 
 
 def has_ties(tensors):
@@ -171,12 +175,18 @@ def _target_source(target: Target, sample: Sample) -> str:
     if target.code:
         return (f"# --- harness code\n{target.code.rstrip()}\n\n\n"
                 "def make_fn(dtype=None):\n    return target\n")
+    if target.opinfo_call is not None:
+        name, variant = target.opinfo_call
+        return ("def make_fn(dtype=None):\n"
+                "    # The samples follow OpInfo's calling convention for this op; call its function variant.\n"
+                "    from torch.testing._internal.common_methods_invocations import op_db\n"
+                f"    return next(op for op in op_db if op.name == {name!r} and op.variant_test_name == {variant!r}).op\n")
     if target.is_module_class:
         return (f"CTOR = {sample.ctor!r}\n\n\n"
                 "def make_fn(dtype=None):\n"
                 "    state = torch.random.get_rng_state()\n"
                 "    torch.manual_seed(0)\n"
-                f"    module = {target.api}(**CTOR).eval()\n"
+                f"    module = {target.api}(**CTOR).eval().requires_grad_(False)\n"
                 "    torch.random.set_rng_state(state)\n"
                 "    return module.to(dtype) if dtype is not None else module\n")
     if target.api.startswith("torch."):
@@ -220,6 +230,7 @@ ORACLE = {spec.oracle!r}
 LOW_DTYPE = {low}
 COMPARES_DTYPE = {test.compares_dtype}
 INDEX_OUTPUT = {target.returns_indices}
+SIGN_AMBIGUOUS = {target.sign_ambiguous}
 TOLERANCE = {{torch.float16: (1e-3, 1e-5), torch.bfloat16: (1.6e-2, 1e-5), torch.float32: (1.3e-6, 1e-5),
              torch.float64: (1e-7, 1e-7)}}
 SAME_TOL = {{{", ".join(f"{k}: {v}" for k, v in SAME_TOL.items())}}}

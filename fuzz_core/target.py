@@ -19,6 +19,15 @@ class TargetError(ValueError):
 
 
 # Ops whose integer outputs are positions: with ties, any position of an equal value is right.
+# Ops whose output is uninitialised memory: nothing to compare (DESIGN.md check 5).
+UNDEFINED_OUTPUT_APIS = frozenset({"empty", "empty_like", "new_empty", "new_empty_strided", "empty_strided",
+                                   "empty_permuted"})
+
+# Decompositions whose vectors are defined up to sign (real) or phase: compare magnitudes only.
+SIGN_AMBIGUOUS_APIS = frozenset({"svd", "pca_lowrank", "svd_lowrank", "eigh", "qr"})
+# Eigen-decompositions of general matrices: neither order nor phase is defined.
+UNORDERED_OUTPUT_APIS = frozenset({"eig", "eigvals"})
+
 INDEX_APIS = frozenset({"argmax", "argmin", "argsort", "topk", "sort", "max", "min", "kthvalue", "mode", "median",
                         "nanmedian", "msort", "cummax", "cummin", "unique", "searchsorted"})
 
@@ -36,6 +45,11 @@ class Target:
     opinfo: Any = None
     is_module_class: bool = False
     module_factory: Callable[[], torch.nn.Module] | None = None
+    opinfo_call: tuple[str, str] | None = None  # (name, variant): call OpInfo's function variant
+
+    @property
+    def sign_ambiguous(self) -> bool:
+        return self.short_name in SIGN_AMBIGUOUS_APIS
 
     @property
     def returns_indices(self) -> bool:

@@ -59,6 +59,10 @@ def has_ties(inputs: list[torch.Tensor]) -> bool:
 
 def compare_tensors(ref: torch.Tensor, test: torch.Tensor, path: str, *, low_dtype: torch.dtype | None,
                     compares_dtype: bool) -> Mismatch | None:
+    if ref.layout != torch.strided or test.layout != torch.strided:
+        if ref.layout != test.layout:
+            return Mismatch("dtype", path, f"layout {ref.layout} vs {test.layout}")
+        ref, test = ref.to_dense(), test.to_dense()
     if ref.shape != test.shape:
         return Mismatch("shape", path, f"shape {tuple(ref.shape)} vs {tuple(test.shape)}")
     if compares_dtype and ref.dtype != test.dtype:
