@@ -105,32 +105,39 @@ def test_killed_fuzz_resumes_without_losing_or_repeating_work(tmp_path: Path) ->
     db_url = f"sqlite:///{tmp_path / 'resume.db'}"
     _cli(db_url, "ingest", "file", str(SAMPLE_ISSUES))
     _cli(db_url, "extract")
-    transfer = _cli(db_url, "transfer", "--top-k", "1", "--limit", "3")
-    assert transfer["harnesses"] >= 4
+    transfer = _cli(db_url, "transfer", "--top-k", "1", "--limit", "2")
+    assert transfer["harnesses"] >= 3
 
     env = {**os.environ, "TRANSFUZZ_ARTIFACTS_DIR": str(tmp_path / "artifacts")}
-    proc = subprocess.Popen([sys.executable, "-m", "agent.cli", "--db", db_url, "fuzz", "--budget", "40s",
+    proc = subprocess.Popen([sys.executable, "-m", "agent.cli", "--db", db_url, "fuzz", "--budget", "60s",
                              "--workers", "1"], cwd=REPO_ROOT, env=env, start_new_session=True,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     store = open_store(db_url)
     try:
         deadline = time.monotonic() + 240
         done_before = 0
-        while time.monotonic() < deadline and done_before < 2:
+        while time.monotonic() < deadline and done_before < 1:
             time.sleep(1)
             with store.session() as session:
                 done_before = session.scalar(select(func.count()).select_from(models.Finding)) or 0
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait(timeout=30)
-        assert done_before >= 2, "the campaign produced no findings before it was killed"
+        assert done_before >= 1, "the campaign produced no findings before it was killed"
         with store.session() as session:
             finished = {h for h, in session.execute(select(models.Finding.harness_id))}
+            in_flight = set(session.scalars(select(models.Harness.id).where(models.Harness.status == "running")))
             killed_run = session.scalar(select(models.Run).order_by(models.Run.id.desc()))
             assert killed_run.ended_at is None  # it never got to say goodbye
 
         time.sleep(1.5)
-        again = _cli(db_url, "fuzz", "--budget", "90s", "--workers", "2", "--stale-after", "1", env=env)
-        assert again["exit_reason"] == "completed"
+        first = _cli(db_url, "fuzz", "--budget", "20s", "--workers", "2", "--stale-after", "1", env=env)
+        assert in_flight and first["reclaimed"] == len(in_flight)
+        again = first
+        for _ in range(3 if first["exit_reason"] != "completed" else 0):  # each later campaign picks up what the previous ones left
+            again = _cli(db_url, "fuzz", "--budget", "20s", "--workers", "2", "--stale-after", "1", env=env)
+            if again["exit_reason"] == "completed":
+                break
+        assert again["exit_reason"] == "completed" and again["reclaimed"] == 0
         with store.session() as session:
             statuses = {s for s, in session.execute(select(models.Harness.status))}
             assert statuses <= {"done", "error"}
