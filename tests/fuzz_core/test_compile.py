@@ -42,3 +42,20 @@ def test_wrong_compile_backend_is_confirmed_and_honest_inductor_is_not(tmp_path)
     assert ev["backend_ablation"]["inductor"] == "matches" and ev["backend_ablation"]["eager"] == "matches"
     assert ev["config"]["inductor.fallback_random"] is True
     assert honest.verdict == "passed", honest.reason
+
+
+@pytest.mark.compile
+def test_cached_compiled_callable_sees_each_new_input() -> None:
+    # Regression: a wrapper holding the first call's tensors made dynamo return stale results later
+    # (Note [Stale closure tensors] in fuzz_core/modes/compile.py).
+    import torch
+
+    from fuzz_core.inputs import Sample
+    from fuzz_core.modes import get_mode
+    from fuzz_core.target import build_target
+
+    mode, target = get_mode("compile:eager"), build_target("torch.add")
+    first = Sample(args=(torch.ones(3), torch.ones(3)), kwargs={"alpha": 2})
+    second = Sample(args=(torch.full((3,), 5.0), torch.full((3,), 7.0)), kwargs={"alpha": 2})
+    assert torch.equal(mode.run(target, first), torch.full((3,), 3.0))
+    assert torch.equal(mode.run(target, second), torch.full((3,), 19.0))
