@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from functools import lru_cache
 from typing import Any
 
@@ -12,11 +13,21 @@ from fuzz_core.inputs import NoInputs, Sample
 _PREFIXES = ("torch.Tensor.", "torch.nn.functional.", "torch.")
 
 
+def _call_without_reseeding(op: Any, *args: Any, **kwargs: Any) -> Any:
+    return op(*args, **kwargs)
+
+
 @lru_cache(maxsize=1)
 def op_db() -> list[Any]:
     # ~6 s import; a worker pays it once and keeps it.
     from torch.testing._internal.common_methods_invocations import op_db as _op_db
 
+    # OpInfo wraps random ops in wrapper_set_seed, which calls torch.manual_seed inside the op: eager
+    # then looks deterministic while a traced/compiled graph (which drops that Python call) does not.
+    # PyTorch's own inductor OpInfo test replaces it with a plain call; so do we (the campaign reseeds).
+    for name, module in list(sys.modules.items()):
+        if name.startswith("torch.testing._internal") and hasattr(module, "wrapper_set_seed"):
+            module.wrapper_set_seed = _call_without_reseeding
     return list(_op_db)
 
 
