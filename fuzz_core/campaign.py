@@ -140,6 +140,8 @@ class Campaign:
         self.source = spec.input_source
         self.random_op = False
         self.exit_reason = ""
+        # (reference output, test output) of the last evaluated input, for CorpusSelector.observe.
+        self.last_outputs: tuple[Any, Any] = (None, None)
 
     # -- setup ---------------------------------------------------------------------------------
     def prepare(self) -> None:
@@ -225,11 +227,13 @@ class Campaign:
             self._rng_probes += 1
             self.random_op = uses_rng(self.target, sample)
         ref = self._run(self.reference, sample)
+        self.last_outputs = (ref.output, None)
         if ref.status != "ok":
             # The reference rejects the input: outside the API's domain, so nothing to compare.
             self.tally.invalid_reasons.append(ref.error_text)
             return "skip"
         test = self._run(self.test, sample)
+        self.last_outputs = (ref.output, test.output)
         if test.status == "na":
             self.tally.na_reasons.append(str(test.error))
             return "na"
@@ -394,6 +398,7 @@ class Campaign:
             if self.progress is not None:
                 self.progress({"iteration": iteration - 1, "seed_index": entry.recipe[0],
                                "steps": [list(s) for s in entry.recipe[1]]})
+            self.last_outputs = (None, None)
             outcome = self.evaluate(entry)
             self.tally.executions += 1
             if isinstance(outcome, Finding):
@@ -410,7 +415,7 @@ class Campaign:
                     self.tally.invalid_input += 1
                 elif outcome == "na":
                     self.tally.not_applicable += 1
-            if self.selector.observe(entry, label, None):
+            if self.selector.observe(entry, label, self.last_outputs):
                 corpus.append(entry)
 
     def _keep(self, finding: Finding) -> None:

@@ -7,7 +7,7 @@ import tempfile
 import time
 import traceback
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import torch
 
@@ -16,6 +16,7 @@ from fuzz_core.campaign import Campaign, Finding, HarnessBroken
 from fuzz_core.evidence import backend_ablation, config_flags, describe_sample, json_number
 from fuzz_core.inputs import NoInputs, Sample
 from fuzz_core.modes import NotApplicable
+from fuzz_core.mutators import CorpusSelector, Mutator
 from fuzz_core.repro import render_repro, save_inputs
 from fuzz_core.result import HarnessResult
 from fuzz_core.spec import HarnessSpec
@@ -86,14 +87,19 @@ def result_for_finding(spec: HarnessSpec, campaign: Campaign, finding: Finding, 
 def run_harness(spec: HarnessSpec, *, budget_s: float | None = None, max_executions: int | None = None,
                 workdir: str | os.PathLike[str] | None = None,
                 progress: Callable[[dict[str, Any]], None] | None = None,
-                campaign_hook: Callable[[Campaign], None] | None = None) -> HarnessResult:
-    """Fuzz one harness in this process and return its verdict with evidence (never raises for target bugs)."""
+                campaign_hook: Callable[[Campaign], None] | None = None,
+                selector: CorpusSelector | None = None,
+                mutators: Sequence[Mutator] | None = None) -> HarnessResult:
+    """Fuzz one harness in this process and return its verdict with evidence (never raises for target bugs).
+
+    `selector` and `mutators` are the plug-in seams (coverage guidance plugs a CorpusSelector in here).
+    """
     start = time.monotonic()
     budget_s = budget_s if budget_s is not None else spec.budget_s
     max_executions = max_executions if max_executions is not None else spec.max_executions
     work = Path(workdir) if workdir is not None else Path(tempfile.mkdtemp(prefix="transfuzz_"))
     work.mkdir(parents=True, exist_ok=True)
-    campaign = Campaign(spec, progress=progress)
+    campaign = Campaign(spec, progress=progress, selector=selector, mutators=mutators)
     if campaign_hook is not None:
         campaign_hook(campaign)
 

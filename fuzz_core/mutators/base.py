@@ -36,7 +36,8 @@ class CorpusEntry:
 class CorpusSelector(Protocol):
     """Chooses which corpus entry to mutate next and may learn from outcomes.
 
-    `observe` gets every executed input with its outcome ("pass", "fail", "skip") and the outputs;
+    `observe` gets every executed input with its outcome ("pass", "noise", "fail", "skip", "na") and
+    the (reference output, test output) pair (None where a mode did not run);
     returning True asks the campaign to add the input to the corpus (coverage guidance says yes to novel ones).
     """
 

@@ -86,3 +86,39 @@ def test_signature_source_builds_module_inputs() -> None:
     campaign.prepare()
     assert campaign.source == "signature"
     assert campaign.seeds[0].ctor == {"in_channels": 4, "out_channels": 4, "kernel_size": 3}
+
+
+class _GrowingSelector:
+    """Adds every passing input to the corpus and always picks the newest entry (a stand-in for guidance)."""
+
+    def __init__(self) -> None:
+        self.observed: list[tuple[str, object]] = []
+        self.samples: list = []
+
+    def select(self, corpus, gen):  # type: ignore[no-untyped-def]
+        return len(corpus) - 1
+
+    def observe(self, entry, outcome, outputs):  # type: ignore[no-untyped-def]
+        self.observed.append((outcome, outputs))
+        self.samples.append(entry.sample)
+        return outcome == "pass"
+
+
+def test_corpus_selector_seam_grows_the_corpus_and_stays_replayable() -> None:
+    from fuzz_core import run_harness
+
+    selector = _GrowingSelector()
+    recorded: list[dict] = []
+    spec = HarnessSpec(api="torch.sigmoid", test_mode="layout:noncontiguous", seed=2)
+    result = run_harness(spec, max_executions=15, selector=selector, progress=recorded.append)
+    assert result.verdict == "passed"
+    assert len(selector.observed) == 15
+    ref_out, test_out = selector.observed[-1][1]  # type: ignore[misc]
+    assert isinstance(ref_out, torch.Tensor) and isinstance(test_out, torch.Tensor)
+    # Always mutating the newest entry builds chains of mutations; the recipe still rebuilds the input.
+    assert max(len(r["steps"]) for r in recorded) >= 3
+    fresh = Campaign(spec)
+    fresh.prepare()
+    replayed, executed = fresh.replay(recorded[-1]).args[0], selector.samples[-1].args[0]
+    assert replayed.shape == executed.shape
+    assert torch.equal(replayed.nan_to_num(), executed.nan_to_num())
