@@ -38,6 +38,13 @@ DEFAULT_MAX_EXECUTIONS = 200
 AMPLIFICATION_FRACTION = 0.5
 
 
+def _drops_nonfinite(ref: torch.Tensor, test: torch.Tensor) -> bool:
+    """The test output is finite somewhere the reference is NaN/Inf (lost propagation)."""
+    if not (ref.is_floating_point() and test.is_floating_point()) or ref.shape != test.shape:
+        return False
+    return bool((~torch.isfinite(ref) & torch.isfinite(test)).any())
+
+
 def _near_overflow(sample: Sample) -> bool:
     """Some floating input is beyond sqrt(max) of its dtype: a product of two such values overflows."""
     for t in tensor_leaves(sample.tree()):
@@ -337,11 +344,19 @@ class Campaign:
         if judgement.test_worse is None:
             return Finding(V.SUSPICIOUS, key, f"beyond tolerance, fp64 inconclusive: {judgement.detail}", entry,
                            mismatch, details)
-        if not math.isfinite(mismatch.max_abs_diff) and _near_overflow(sample):
-            # Another association order of the same products can overflow first; maintainers treat
-            # reassociation at the edge of the range as float behaviour, not a bug.
-            return Finding(V.SUSPICIOUS, key, "NaN/Inf mismatch on inputs near the dtype's overflow range "
-                                              "(reassociation can overflow legitimately)", entry, mismatch, details)
+        if not math.isfinite(mismatch.max_abs_diff) and not inputs_finite(sample.tree()) and not _drops_nonfinite(
+                ref_leaf, test_leaf):
+            # With NaN/Inf inputs, which non-finite value comes out (NaN from inf*0, or ±inf from
+            # inf*tiny) depends on the order of operations; only a dropped NaN/Inf is clearly a bug.
+            return Finding(V.SUSPICIOUS, key, "NaN/Inf mismatch on inputs that contain NaN/Inf (the non-finite "
+                                              "class depends on operation order)", entry, mismatch, details)
+        if _near_overflow(sample):
+            # Beyond sqrt(max), intermediates are so large that another association order overflows
+            # or loses everything to rounding (e.g. x*a + b with a huge scale); maintainers treat such
+            # inputs as out of the practical domain, so the finding stays inconclusive.
+            return Finding(V.SUSPICIOUS, key, "mismatch on inputs of extreme magnitude (beyond sqrt of the dtype's "
+                                              "max): reassociated huge intermediates overflow or round away",
+                           entry, mismatch, details)
         # Sensitivity: is the input so ill-conditioned that rounding-level changes explain the diff?
         if math.isfinite(mismatch.max_abs_diff) and mismatch.max_abs_diff > 0:
             moved = amplification(lambda tree: self.reference.run(self.target, sample.with_tree(tree)),  # type: ignore
