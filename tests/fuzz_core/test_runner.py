@@ -94,3 +94,32 @@ def target(x):
     result = run_harness(HarnessSpec(api="planted.mean", input_source="code", code=code, oracle="nan_inf",
                                      kind="NaN_Inf"), max_executions=5, workdir=tmp_path)
     assert result.verdict == "confirmed", result.reason
+
+
+def test_extreme_magnitude_and_nonfinite_inputs_stay_suspicious(tmp_path) -> None:
+    # The same planted layout bug, but on inputs no user writes: maintainers would not accept it.
+    huge = LAYOUT_BUG.replace("torch.randn(4, 6, generator=g)", "torch.randn(4, 6, generator=g) * 1e30").replace(
+        "x * 2 + 1e-3", "x * 2.002")
+    assert "2.002" in huge
+    result = run_harness(HarnessSpec(api="planted.huge", input_source="code", code=huge,
+                                     test_mode="layout:noncontiguous"), max_executions=3, workdir=tmp_path)
+    assert result.verdict == "suspicious" and "extreme magnitude" in result.reason
+    # A test mode that turns NaN into inf on NaN inputs: which non-finite value is "right" is moot.
+    nan_class = '''
+def make_inputs(seed):
+    return (torch.tensor([1.0, float("nan"), 2.0]),), {}
+
+def target(x):
+    y = x * 2
+    if not x.is_contiguous():
+        y = torch.where(y.isnan(), torch.full_like(y, float("inf")), y)
+    return y
+'''
+    moot = run_harness(HarnessSpec(api="planted.nan_class", input_source="code", code=nan_class,
+                                   test_mode="layout:noncontiguous"), max_executions=3, workdir=tmp_path)
+    assert moot.verdict == "suspicious" and "NaN/Inf" in moot.reason
+    # Dropping the NaN altogether is the real bug class (a max/min that silently drops NaN).
+    dropped = nan_class.replace('float("inf")', "0.0")
+    real = run_harness(HarnessSpec(api="planted.nan_drop", input_source="code", code=dropped,
+                                   test_mode="layout:noncontiguous"), max_executions=3, workdir=tmp_path)
+    assert real.verdict == "confirmed", real.reason
