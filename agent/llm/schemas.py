@@ -2,24 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from agent.patterns import BugPattern, Trigger
 
 # The false-alarm classes of research/false_alarms.md that triage may name.
-FALSE_ALARM_CLASSES: tuple[str, ...] = (
-    "train_mode_tracing",
-    "bitwise_comparison",
-    "low_precision",
-    "random_ops",
-    "ieee_nan",
-    "ties",
-    "duplicate_indices",
-    "out_of_domain",
-)
-
 FalseAlarmClass = Literal[
     "train_mode_tracing",
     "bitwise_comparison",
@@ -30,6 +19,7 @@ FalseAlarmClass = Literal[
     "duplicate_indices",
     "out_of_domain",
 ]
+FALSE_ALARM_CLASSES: tuple[str, ...] = get_args(FalseAlarmClass)
 
 ParameterRole = Literal[
     "input",
