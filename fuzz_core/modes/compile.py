@@ -77,14 +77,19 @@ class CompileMode(Mode):
         return {"backend": self.backend, **self.options, "fallback_random": inductor_config.fallback_random}
 
     def repro_source(self, target: Target | None = None, sample: Sample | None = None) -> str:
-        kwargs = ", ".join(f"{k}={self.options[k]!r}" for k in COMPILE_OPTIONS if k in self.options)
+        options = {k: self.options[k] for k in COMPILE_OPTIONS if k in self.options}
+        kwargs = ", ".join(f"{k}={v!r}" for k, v in options.items() if k != "dynamic")
         extra = f", {kwargs}" if kwargs else ""
+        # The fuzzer's compiled callable may have seen other shapes first, after which dynamo
+        # recompiles with dynamic shapes; the script retries with dynamic=True (RETRY_DYNAMIC).
         return f'''
 import torch._inductor.config
 torch._inductor.config.fallback_random = True
+COMPILE_DYNAMIC = {options.get("dynamic")!r}
+RETRY_DYNAMIC = {"dynamic" not in options}
 
 def run_mode(fn, args, kwargs):
-    compiled = torch.compile(lambda *a, **k: fn(*a, **k), backend={self.backend!r}{extra})
+    compiled = torch.compile(lambda *a, **k: fn(*a, **k), backend={self.backend!r}, dynamic=COMPILE_DYNAMIC{extra})
     return compiled(*args, **kwargs)
 '''
 
