@@ -348,6 +348,12 @@ class Campaign:
                 ref_leaf, test_leaf):
             # With NaN/Inf inputs, which non-finite value comes out (NaN from inf*0, or ±inf from
             # inf*tiny) depends on the order of operations; only a dropped NaN/Inf is clearly a bug.
+            if _drops_nonfinite(test_leaf, ref_leaf):
+                # The float64 run uses the same eager kernel, so it cannot arbitrate here.
+                return Finding(V.SUSPICIOUS, key, f"{self.reference.name} returns finite values where "
+                                                  f"{self.test.name} propagates NaN/Inf from the inputs: possibly a "
+                                                  "lost NaN propagation in the reference kernel", entry, mismatch,
+                               details)
             return Finding(V.SUSPICIOUS, key, "NaN/Inf mismatch on inputs that contain NaN/Inf (the non-finite "
                                               "class depends on operation order)", entry, mismatch, details)
         if _near_overflow(sample):
