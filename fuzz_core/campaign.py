@@ -171,6 +171,15 @@ class Campaign:
             raise NotApplicable(f"{self.spec.api} returns uninitialised memory: no value to compare")
         if self.target.short_name in UNORDERED_OUTPUT_APIS and self.spec.oracle == "value":
             raise NotApplicable(f"{self.spec.api}: eigenvalue order and eigenvector phase are not defined")
+        low = self.test.compute_dtype
+        if low is not None:
+            from fuzz_core.target import BIT_LEVEL_APIS
+
+            if self.target.short_name in BIT_LEVEL_APIS:
+                raise NotApplicable(f"{self.spec.api} depends on the dtype's bit pattern, not on values")
+            op = self.target.opinfo
+            if op is not None and low not in op.supported_dtypes("cpu"):
+                raise NotApplicable(f"OpInfo says {op.name} does not support {low} on CPU")
         try:
             seeds, self.source = seed_samples(self.spec, self.target)
         except InputError as exc:
@@ -233,6 +242,10 @@ class Campaign:
             # Probe the first inputs for random ops (here, after the input's recipe was recorded).
             self._rng_probes += 1
             self.random_op = uses_rng(self.target, sample)
+        if self.random_op and self.test.compute_dtype is not None:
+            # Random draws depend on the dtype they are drawn in: low-precision runs cannot match them.
+            self.tally.na_reasons.append("random op: draws differ between dtypes")
+            return "na"
         ref = self._run(self.reference, sample)
         self.last_outputs = (ref.output, None)
         if ref.status != "ok":
@@ -344,6 +357,12 @@ class Campaign:
         if judgement.test_worse is None:
             return Finding(V.SUSPICIOUS, key, f"beyond tolerance, fp64 inconclusive: {judgement.detail}", entry,
                            mismatch, details)
+        low = self.test.compute_dtype
+        if low is not None and ref_leaf.is_floating_point() and bool(
+                (torch.isfinite(ref_leaf) & (ref_leaf.abs() > torch.finfo(low).max)).any()):
+            # The exact result does not fit the low dtype: Inf/NaN downstream is what IEEE demands.
+            return Finding(V.SUSPICIOUS, key, f"the float32 result exceeds the range of {low}; low-precision "
+                                              "overflow is expected here", entry, mismatch, details)
         if not math.isfinite(mismatch.max_abs_diff) and not inputs_finite(sample.tree()) and not _drops_nonfinite(
                 ref_leaf, test_leaf):
             # With NaN/Inf inputs, which non-finite value comes out (NaN from inf*0, or ±inf from

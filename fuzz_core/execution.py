@@ -14,9 +14,15 @@ from fuzz_core.target import Target
 from fuzz_core.tensors import cast_floating, clone_tree
 
 # A low-precision or other-device kernel that simply does not exist is "not applicable", not a finding.
-_UNSUPPORTED_KERNEL = re.compile(r"not implemented for '(Half|BFloat16|ComplexHalf)'|\"\w+\" not implemented for|"
-                                 r"does not support (Half|BFloat16|float16|bfloat16)|Unsupported dtype|"
-                                 r"No operator found for|Could not run '[\w:.]+' with arguments from the '\w+' backend")
+_UNSUPPORTED_KERNEL = re.compile(
+    r"not implemented for '(Half|BFloat16|ComplexHalf)'|\"\w+\" not implemented for|"
+    r"does not support (Half|BFloat16|float16|bfloat16)|Unsupported dtype|"
+    r"No operator found for|Could not run '[\w:.]+' with arguments from the '\w+' backend|"
+    r"Low precision dtypes not supported|doesn't handle types other than float and double|"
+    r"must be either float or double dtype|doesn't support tensors of type|"
+    r"only supported for half, float and double|Expected both inputs to be Half, Float or Double|"
+    r"supports floating point, complex, and integer tensors, but got|"
+    r"expected a tensor with 2 or more dimensions of float, double")
 
 
 @dataclass

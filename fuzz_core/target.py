@@ -28,6 +28,9 @@ SIGN_AMBIGUOUS_APIS = frozenset({"svd", "pca_lowrank", "svd_lowrank", "eigh", "q
 # Eigen-decompositions of general matrices: neither order nor phase is defined.
 UNORDERED_OUTPUT_APIS = frozenset({"eig", "eigvals"})
 
+# Outputs that depend on the bit pattern of the dtype, not on the values: no precision comparison.
+BIT_LEVEL_APIS = frozenset({"hash_tensor"})
+
 INDEX_APIS = frozenset({"argmax", "argmin", "argsort", "topk", "sort", "max", "min", "kthvalue", "mode", "median",
                         "nanmedian", "msort", "cummax", "cummin", "unique", "searchsorted"})
 
