@@ -70,3 +70,11 @@ def test_nan_inf_objective_ignores_ieee_demanded_values() -> None:
     assert unexpected_nonfinite(out, fp64) is None
     out_bad = torch.tensor([float("inf"), float("nan"), float("inf")])
     assert unexpected_nonfinite(out_bad, fp64) == ("out", 1, [0])
+
+
+def test_low_precision_allows_a_few_ulps_but_not_more() -> None:
+    ref = torch.tensor([40.0, 0.3])  # float16 ulp: 0.03125 at 40, 2.4e-4 at 0.3
+    few = torch.tensor([40.0 + 3 * 0.03125, 0.3]).half()
+    many = torch.tensor([40.0 + 20 * 0.03125, 0.3]).half()
+    assert compare_outputs(ref, few, low_dtype=torch.float16, compares_dtype=False).ok
+    assert not compare_outputs(ref, many, low_dtype=torch.float16, compares_dtype=False).ok
