@@ -24,15 +24,18 @@ def transfer_stage(store: Store, settings: Settings, *, top_k: int = 5, limit: i
     if err is not None:
         err.print("transfer: checking the API inventory …", highlight=False)
     inventory = refresh_inventory(store, force=refresh)
-    check = None
+    check = code_writer = None
     if settings.effective_llm == "openai":
-        from agent.transfer.llm_check import make_llm_check
+        from agent.harness.llm_code import make_code_writer
+        from agent.llm.factory import make_backend
+        from agent.transfer.llm_check import make_check
 
-        check = make_llm_check(store, settings)
+        backend = make_backend(settings, store)
+        check, code_writer = make_check(backend), make_code_writer(backend)
     source_profile = _source_profile_fn()
     transfer = run_transfer(store, top_k=top_k, limit=limit, check=check, source_profile=source_profile,
                             unsupported_mode=unsupported_mode)
-    harnesses = generate_harnesses(store, opinfo_api_names())
+    harnesses = generate_harnesses(store, opinfo_api_names(), code_writer=code_writer)
     return {
         "inventory_apis": inventory.apis,
         "inventory_refreshed": inventory.refreshed,
@@ -42,6 +45,7 @@ def transfer_stage(store: Store, settings: Settings, *, top_k: int = 5, limit: i
         "unparsable_patterns": transfer.unparsable,
         "unsupported_patterns": transfer.unsupported,
         "harnesses": harnesses.harnesses,
+        "harnesses_with_llm_code": harnesses.llm_code,
         "targets": {str(k): v for k, v in transfer.per_pattern.items()},
     }
 

@@ -146,7 +146,9 @@ def build_target(api: str, code: str | None = None) -> Target:
             fn = resolve_qualified(api)
         if not callable(fn):
             raise TargetError("harness code's `target` is not callable")
-        return Target(api=api, fn=fn, short_name=short, code=code, namespace=namespace)
+        is_module_class = inspect.isclass(fn) and issubclass(fn, torch.nn.Module)
+        return Target(api=api, fn=fn, short_name=short, code=code, namespace=namespace,
+                      module_path=api.rsplit(".", 1)[0] if is_module_class else "", is_module_class=is_module_class)
     obj = resolve_qualified(api)
     module_path = api.rsplit(".", 1)[0] if "." in api else ""
     if inspect.isclass(obj) and issubclass(obj, torch.nn.Module):

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from agent.harness.generate import build_spec
+from agent.harness.llm_code import CodeWriter
 from agent.patterns import BugPattern, FormalParseError, parse_formal
 from db.queries import transfer as q
 from db.store import Store
@@ -14,6 +15,7 @@ from db.store import Store
 class HarnessSummary:
     harnesses: int = 0
     skipped: int = 0
+    llm_code: int = 0
 
 
 def unsupported_mode(pattern: BugPattern) -> str | None:
@@ -29,7 +31,10 @@ def unsupported_mode(pattern: BugPattern) -> str | None:
     return None
 
 
-def generate_harnesses(store: Store, opinfo_names: frozenset[str]) -> HarnessSummary:
+def generate_harnesses(store: Store, opinfo_names: frozenset[str], *,
+                       code_writer: CodeWriter | None = None) -> HarnessSummary:
+    """Specs for new candidates; targets outside OpInfo get LLM-written input code when a writer
+    is given (and fall back to signature-driven inputs when it has no usable answer)."""
     summary = HarnessSummary()
     with store.session() as session:
         for candidate in q.candidates_without_harness(session):
@@ -44,8 +49,14 @@ def generate_harnesses(store: Store, opinfo_names: frozenset[str]) -> HarnessSum
                 q.set_candidate_status(session, candidate.id, "no_harness", f"the fuzz core has no mode {unsupported!r}")
                 summary.skipped += 1
                 continue
-            spec = build_spec(pattern, candidate.target_api, candidate.adapted_trigger or pattern.trigger.model_dump(),
-                              in_opinfo=candidate.target_api in opinfo_names, seed_key=candidate.pattern_id)
+            trigger = candidate.adapted_trigger or pattern.trigger.model_dump()
+            in_opinfo = candidate.target_api in opinfo_names
+            spec = build_spec(pattern, candidate.target_api, trigger, in_opinfo=in_opinfo, seed_key=candidate.pattern_id)
+            if code_writer is not None and not in_opinfo:
+                code = code_writer(pattern, candidate.target_api, trigger)
+                if code is not None:
+                    spec.update(input_source="code", code=code)
+                    summary.llm_code += 1
             q.add_harness(session, candidate.id, spec)
             if candidate.status == "proposed":
                 q.set_candidate_status(session, candidate.id, "harnessed")

@@ -99,7 +99,17 @@ class TransferCheck(BaseModel):
     adapted_trigger: Trigger = Field(default_factory=Trigger)
 
 
+class HarnessCode(BaseModel):
+    """Harness step: input-generator code for an API the built-in generators cannot feed."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    code: str = Field(description="Python source defining make_inputs(seed) -> (args, kwargs).")
+    rationale: str = ""
+
+
 __all__ = [
+    "HarnessCode",
     "FALSE_ALARM_CLASSES",
     "ApiParameter",
     "ApiSemanticsModel",

@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from agent.config import Settings
 from agent.patterns import BugPattern
 from agent.transfer.rank import RankedCandidate
 from agent.transfer.stage import CandidateCheck
@@ -43,8 +42,3 @@ def make_check(backend: Any) -> CandidateCheck:
 
     return check
 
-
-def make_llm_check(store: Any, settings: Settings) -> CandidateCheck:
-    from agent.llm.factory import make_backend
-
-    return make_check(make_backend(settings, store))

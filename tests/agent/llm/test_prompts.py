@@ -12,6 +12,7 @@ EXPECTED_VARIABLES = {
     "pattern": {"title", "labels", "body", "triage_reason", "kinds", "modes"},
     "api_semantics": {"api", "signature", "doc"},
     "transfer_check": {"pattern_formal", "source_semantics", "target_api", "target_semantics"},
+    "harness_code": {"target_api", "target_semantics", "pattern_formal", "trigger"},
 }
 
 
