@@ -124,7 +124,7 @@ def seed_samples(spec: HarnessSpec, target: Target) -> tuple[list[Sample], str]:
     else:
         source = "signature"
         samples = signature_samples(target, dtype, spec.seed, spec.max_samples)
-    return apply_trigger(samples, spec.trigger, spec.seed), source
+    return apply_trigger(samples, spec.trigger, spec.seed, target), source
 
 
 class Campaign:

@@ -62,6 +62,8 @@ def run(
 
 def print_summary(result: dict[str, Any], stages: dict[str, Any]) -> None:
     console = Console()
+    if not console.is_terminal:  # logs and CI: never cut API names and issue links to 80 columns
+        console = Console(width=160)
     table = Table(title="TransFuzz run")
     table.add_column("stage")
     table.add_column("count", justify="right")
@@ -82,7 +84,7 @@ def print_summary(result: dict[str, Any], stages: dict[str, Any]) -> None:
             continue
         found = Table(title=title)
         for column in ("finding", "api", "kind", "modes", "max |diff|", "from issue", "note"):
-            found.add_column(column)
+            found.add_column(column, overflow="fold")
         for row in rows:
             diff = row["max_abs_diff"]
             found.add_row(str(row["finding"]), row["api"], str(row["kind"]), row["modes"],

@@ -8,8 +8,10 @@ from typing import Any
 import torch
 
 from fuzz_core.inputs import Sample
+from fuzz_core.inputs.params import place_params
 from fuzz_core.modes.layout import channels_last_copy, noncontiguous_copy
 from fuzz_core.mutators.values import special_value
+from fuzz_core.target import Target
 from fuzz_core.tensors import map_tensors, tensor_leaves
 
 _CONDITION = re.compile(r"^\s*(>=|<=|>|<|==|!=)\s*(-?\d+(?:\.\d+)?)\s*$")
@@ -71,7 +73,7 @@ def _reshape_first(sample: Sample, how: str) -> Sample | None:
     return sample.with_tree(map_tensors(sample.tree(), change), origin=f"{sample.origin}+{how}")
 
 
-def apply_trigger(samples: list[Sample], trigger: dict[str, Any], seed: int) -> list[Sample]:
+def apply_trigger(samples: list[Sample], trigger: dict[str, Any], seed: int, target: Target | None = None) -> list[Sample]:
     """The seed inputs rewritten so that they satisfy the trigger's conditions."""
     if not trigger:
         return samples
@@ -79,8 +81,8 @@ def apply_trigger(samples: list[Sample], trigger: dict[str, Any], seed: int) -> 
     out = list(samples)
     params = trigger.get("params") or {}
     if params:
-        out = [Sample(s.args, {**s.kwargs, **{k: value_for_condition(v) for k, v in params.items()}}, s.ctor,
-                      f"{s.origin}+params") for s in out]
+        values = {k: value_for_condition(v) for k, v in params.items()}
+        out = [place_params(s, values, target) for s in out]
     for how in trigger.get("shape") or []:
         out = [r for r in (_reshape_first(s, how) for s in out) if r is not None] or out
     dtypes = trigger.get("dtypes") or []
