@@ -88,7 +88,7 @@ def print_summary(result: dict[str, Any], stages: dict[str, Any]) -> None:
         for row in rows:
             diff = row["max_abs_diff"]
             found.add_row(str(row["finding"]), row["api"], str(row["kind"]), row["modes"],
-                          f"{diff:.3g}" if isinstance(diff, (int, float)) else "-", row["source_issue"],
+                          f"{diff:.3g}" if isinstance(diff, (int, float)) else str(diff or "-"), row["source_issue"],
                           "source re-check" if row["is_source_recheck"] else "transferred")
         console.print(found)
 

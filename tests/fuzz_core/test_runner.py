@@ -123,3 +123,31 @@ def target(x):
     real = run_harness(HarnessSpec(api="planted.nan_drop", input_source="code", code=dropped,
                                    test_mode="layout:noncontiguous"), max_executions=3, workdir=tmp_path)
     assert real.verdict == "confirmed", real.reason
+
+
+def test_nan_inf_shared_by_both_modes_is_not_a_mode_difference(tmp_path) -> None:
+    # The float16 sum overflows in eager and in the strided layout alike: the pair agrees.
+    code = '''
+def make_inputs(seed):
+    return (torch.full((64, 64), 30.0, dtype=torch.float16),), {}
+
+def target(x):
+    return x.sum() / x.numel()
+'''
+    result = run_harness(HarnessSpec(api="planted.mean_both", input_source="code", code=code, oracle="nan_inf",
+                                     test_mode="layout:noncontiguous", kind="NaN_Inf"), max_executions=5,
+                         workdir=tmp_path)
+    assert result.verdict == "passed", result.reason
+
+
+def test_nan_inf_on_extreme_magnitude_inputs_stays_suspicious(tmp_path) -> None:
+    code = '''
+def make_inputs(seed):
+    return (torch.full((8,), 3e20),), {}
+
+def target(x):
+    return (x * x).sqrt()
+'''
+    result = run_harness(HarnessSpec(api="planted.square", input_source="code", code=code, oracle="nan_inf",
+                                     kind="NaN_Inf"), max_executions=3, workdir=tmp_path)
+    assert result.verdict == "suspicious" and "extreme magnitude" in result.reason
