@@ -74,6 +74,9 @@ def print_summary(result: dict[str, Any], stages: dict[str, Any]) -> None:
         table.add_row(label, str(result[key]))
     for verdict, count in result["verdicts"].items():
         table.add_row(f"verdict: {verdict}", str(count))
+    rechecks = result.get("source_rechecks", {})
+    table.add_row("reported bugs still reproducing", f"{rechecks.get('True', 0)} yes, {rechecks.get('False', 0)} no, "
+                                                     f"{rechecks.get('None', 0)} inconclusive")
     fuzz = stages.get("fuzz", {})
     table.add_row("fuzz exit reason", str(fuzz.get("exit_reason", "-")))
     table.add_row("fuzz executions", str(fuzz.get("executions", 0)))

@@ -80,10 +80,10 @@ def record_source_recheck(session: Session, harness_id: int, verdict: str, reaso
     if row is None or row[0].status != "source":
         return
     pattern = row[1]
-    reproduces = verdict in ("confirmed", "suspicious", "crash", "hang")
-    if verdict in ("error", "not_applicable"):
-        pattern.source_check = {"verdict": verdict, "reason": reason}
-        return
-    pattern.source_reproduces = bool(pattern.source_reproduces) or reproduces
     previous = pattern.source_check or {}
     pattern.source_check = {"verdicts": [*previous.get("verdicts", []), verdict], "reason": reason}
+    if verdict in ("confirmed", "crash", "hang"):
+        pattern.source_reproduces = True
+    elif verdict in ("passed", "flaky") and pattern.source_reproduces is None:
+        pattern.source_reproduces = False
+    # suspicious, error, not_applicable: inconclusive, the flag stays as it was
