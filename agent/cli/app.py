@@ -36,54 +36,34 @@ def main_options(
 
 
 def _register() -> None:
-    from agent.cli import db_cmd, fuzz, stats
+    from agent.cli import (
+        db_cmd,
+        export_cmd,
+        extract_cmd,
+        fuzz,
+        ingest_cmd,
+        review_cmd,
+        run_cmd,
+        stats,
+        transfer_cmd,
+    )
 
-    app.add_typer(db_cmd.db_app, name="db")
+    # In the order of DESIGN.md's contract.
+    run_cmd.register(app)
+    ingest_cmd.register(app)
+    extract_cmd.register(app)
+    transfer_cmd.register(app)
     app.add_typer(fuzz.fuzz_app, name="fuzz")
+    review_cmd.register(app)
+
+    @app.command("serve")
+    def serve() -> None:
+        """(not built yet) Web review page and JSON API."""
+        not_built("serve")
+
+    export_cmd.register(app)
     app.command("stats")(stats.stats)
-
-    # Commands whose modules may not exist yet are registered as honest placeholders.
-    placeholders = {
-        "run": "Ingest → extract → transfer → fuzz → summary, from a file or github:OWNER/REPO.",
-        "extract": "Triage issues and extract formal bug patterns and API semantics.",
-        "transfer": "Rank target APIs with the same semantics for each pattern.",
-        "serve": "Web review page and JSON API.",
-        "export": "Export findings as reports ready to file.",
-    }
-    import importlib
-
-    for name, help_text in placeholders.items():
-        try:
-            module = importlib.import_module(f"agent.cli.{name}_cmd")
-        except ModuleNotFoundError as exc:
-            if exc.name != f"agent.cli.{name}_cmd":
-                raise
-            app.command(name, help=help_text)(_placeholder(name))
-        else:
-            module.register(app)
-
-    for group, help_text in {
-        "ingest": "Load issues from GitHub or a dump file.",
-        "review": "Review proposed findings.",
-    }.items():
-        try:
-            module = importlib.import_module(f"agent.cli.{group}_cmd")
-        except ModuleNotFoundError as exc:
-            if exc.name != f"agent.cli.{group}_cmd":
-                raise
-            sub = typer.Typer(help=help_text)
-            sub.callback(invoke_without_command=True)(_placeholder(group))
-            app.add_typer(sub, name=group)
-        else:
-            module.register(app)
-
-
-def _placeholder(name: str):  # type: ignore[no-untyped-def]
-    def command() -> None:
-        not_built(name)
-
-    command.__doc__ = f"(not built yet) transfuzz {name}"
-    return command
+    app.add_typer(db_cmd.db_app, name="db")
 
 
 _register()

@@ -65,20 +65,11 @@ def fuzz(
 
 
 def _register() -> None:
-    import importlib
+    from agent.cli.fuzz_api import fuzz_api
+    from agent.cli.fuzz_model import fuzz_model
 
-    from agent.cli.context import not_built
-
-    for name in ("api", "model"):
-        module_name = f"agent.cli.fuzz_{name}"
-        try:
-            module = importlib.import_module(module_name)
-        except ModuleNotFoundError as exc:
-            if exc.name != module_name:
-                raise
-            fuzz_app.command(name, help=f"(not built yet) transfuzz fuzz {name}")(lambda n=name: not_built(f"fuzz {n}"))
-        else:
-            fuzz_app.command(name)(getattr(module, f"fuzz_{name}"))
+    fuzz_app.command("api")(fuzz_api)
+    fuzz_app.command("model")(fuzz_model)
 
 
 _register()

@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Literal
 
-import torch
 import typer
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -138,6 +137,8 @@ def fuzz_model(
     report = _run(options, loaded.model, seeds, other, cli)
     result = report.result
     if save_input is not None and result.failing_input is not None:
+        import torch
+
         torch.save(result.failing_input.unsqueeze(0), save_input)
     out = report.to_dict()
     out["target"] = options.target
@@ -152,6 +153,8 @@ def fuzz_model(
 
 
 def _seeds(example: torch.Tensor | None, input_shape: str | None, seed: int) -> torch.Tensor:
+    import torch
+
     if input_shape is not None:
         gen = torch.Generator().manual_seed(seed)
         return torch.randn(_parse_shape(input_shape), generator=gen)
@@ -165,6 +168,8 @@ def _seeds(example: torch.Tensor | None, input_shape: str | None, seed: int) -> 
 
 def _run(options: FuzzModelOptions, model: torch.nn.Module, seeds: torch.Tensor,
          other: torch.nn.Module | None, cli):  # type: ignore[no-untyped-def]
+    import torch
+
     from fuzz_core.cgf.loop import CgfConfig
     from fuzz_core.cgf.model import ModelFuzzConfig
     from fuzz_core.cgf.model import fuzz_model as run_model_fuzz
