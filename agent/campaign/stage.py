@@ -16,6 +16,9 @@ from dataclasses import asdict, dataclass, field
 from datetime import timedelta
 from typing import Any
 
+from sqlalchemy.exc import OperationalError
+from tenacity import retry, retry_if_exception_type, stop_after_attempt, wait_exponential
+
 from agent.harness.generate import PRECISIONS, with_precision
 from db.queries import campaign as q
 from db.store import Store
@@ -83,7 +86,8 @@ ResultCallback = Callable[[int, Any], None]
 
 def run_campaign(store: Store, config: CampaignConfig, *, on_result: ResultCallback | None = None,
                  pool_factory: Callable[..., Any] | None = None) -> CampaignSummary:
-    from fuzz_core import HarnessSpec, WorkerPool
+    from fuzz_core import HarnessResult, HarnessSpec, WorkerPool
+    from fuzz_core.spec import SpecError
 
     config.validate()
     started = time.monotonic()
@@ -98,7 +102,11 @@ def run_campaign(store: Store, config: CampaignConfig, *, on_result: ResultCallb
     counters: Counter = Counter()
     remaining_variants = Counter(hid for hid, _ in tasks)
 
+    @retry(stop=stop_after_attempt(5), wait=wait_exponential(multiplier=0.5, max=10),
+           retry=retry_if_exception_type(OperationalError), reraise=True)
     def persist(hid: int, result: Any) -> None:
+        """Commit one result; a database that blinks is retried, one that stays away stops the
+        campaign with the harness still claimed, so the next campaign runs it again."""
         with store.session() as session:
             q.record_result(session, hid, run_id, verdict=result.verdict, reason=result.reason,
                             evidence=result.evidence, repro=result.repro, signature=result.signature)
@@ -143,14 +151,23 @@ def run_campaign(store: Store, config: CampaignConfig, *, on_result: ResultCallb
                                 continue  # another campaign has it
                         claimed.add(hid)
                     left = max(config.min_harness_budget_s, min(per_task, deadline - time.monotonic()))
-                    spec = HarnessSpec.from_dict({**spec_dict, "budget_s": left})
+                    try:
+                        spec = HarnessSpec.from_dict({**spec_dict, "budget_s": left})
+                    except (SpecError, TypeError) as exc:  # a stored spec the engine cannot rebuild: a tool bug
+                        persist(hid, HarnessResult(verdict="error", reason=f"harness spec does not load: {exc}"))
+                        remaining_variants[hid] -= 1
+                        continue
                     in_flight[pool.submit(spec, budget_s=left)] = hid
                 if not in_flight:
                     continue
                 done, _ = wait(list(in_flight), return_when=FIRST_COMPLETED)
                 for future in done:
                     hid = in_flight.pop(future)
-                    persist(hid, future.result())
+                    try:
+                        result = future.result()
+                    except Exception as exc:  # the pool itself failed on this task: record it as a tool error
+                        result = HarnessResult(verdict="error", reason=f"worker pool failure: {type(exc).__name__}: {exc}")
+                    persist(hid, result)
                     remaining_variants[hid] -= 1
     except KeyboardInterrupt:
         summary.exit_reason = "interrupted"

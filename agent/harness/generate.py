@@ -92,6 +92,6 @@ def with_precision(spec: dict[str, Any], precision: str) -> list[dict[str, Any]]
     """
     if precision not in PRECISIONS:
         raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}")
-    if spec["test_mode"].startswith(("dtype:", "autocast:")) or spec["dtype"] not in FLOATING:
+    if str(spec.get("test_mode", "")).startswith(("dtype:", "autocast:")) or spec.get("dtype", "float32") not in FLOATING:
         return [spec]
     return [{**spec, "dtype": dtype} for dtype in PRECISIONS[precision]]

@@ -1,0 +1,35 @@
+"""The fuzz stage on a real database and real workers: results stored, broken specs are tool errors."""
+
+from __future__ import annotations
+
+from functools import partial
+
+from agent.campaign.stage import CampaignConfig, run_campaign
+from db import models
+from db.queries import transfer as tq
+from db.store import Store
+from fuzz_core import WorkerPool
+from tests.db.fixtures import add_issue_with_pattern
+
+CODE = "def make_inputs(seed):\n    return (torch.randn(4, 6, generator=torch.Generator().manual_seed(seed)),), {}\n"
+GOOD = {"api": "torch.relu", "reference_mode": "eager", "test_mode": "layout:noncontiguous",
+        "input_source": "code", "code": CODE, "seed": 3, "kind": "Layout_Mismatch"}
+
+
+def test_campaign_stores_every_result_and_survives_a_broken_spec(store: Store, tmp_path) -> None:
+    pattern_id = add_issue_with_pattern(store)
+    with store.session() as session:
+        good, bad = tq.add_candidates(session, pattern_id, [{"target_api": "torch.relu", "score": 0.9},
+                                                            {"target_api": "torch.nope", "score": 0.8}])
+        good_id = tq.add_harness(session, good.id, GOOD).id
+        bad_id = tq.add_harness(session, bad.id, {"api": "torch.nope", "no_such_field": 1}).id
+    config = CampaignConfig(budget_s=20, workers=1, min_harness_budget_s=1, workdir=str(tmp_path))
+    summary = run_campaign(store, config, pool_factory=partial(WorkerPool, preload_opinfo=False))
+    assert summary.exit_reason == "completed" and summary.left_pending == 0
+    assert summary.verdicts == {"passed": 1, "error": 1}
+    with store.session() as session:
+        findings = {f.harness_id: f for f in session.query(models.Finding)}
+        assert findings[good_id].verdict == "passed" and findings[good_id].run_id == summary.run_id
+        assert findings[bad_id].verdict == "error" and "does not load" in findings[bad_id].reason
+        run = session.get(models.Run, summary.run_id)
+        assert run.counters["verdict:passed"] == 1 and run.exit_reason == "completed"
