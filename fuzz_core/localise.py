@@ -22,16 +22,10 @@ from torch import nn
 from fuzz_core.instrument.modules import ModuleRecorder
 from fuzz_core.instrument.ops import OpRecord, OpRecorder
 from fuzz_core.instrument.stats import flat_tensors
+from fuzz_core.oracles.tolerance import DTYPE_PRECISIONS
 
 # torch.testing.assert_close defaults (rtol, atol); the looser of the two sides applies.
-_TOLERANCES: dict[torch.dtype, tuple[float, float]] = {
-    torch.float16: (1e-3, 1e-5),
-    torch.bfloat16: (1.6e-2, 1e-5),
-    torch.float32: (1.3e-6, 1e-5),
-    torch.float64: (1e-7, 1e-7),
-    torch.complex64: (1.3e-6, 1e-5),
-    torch.complex128: (1e-7, 1e-7),
-}
+_TOLERANCES = DTYPE_PRECISIONS
 
 BACKEND_STAGES: dict[str, str] = {
     "eager": "Dynamo graph capture (bytecode → FX graph)",

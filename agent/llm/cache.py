@@ -5,10 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from agent.llm.backend import CallRecord
-from agent.llm.openai_backend import ResponseCache
 
 
-class DbResponseCache(ResponseCache):
+class DbResponseCache:
     """Each lookup and each write is its own short transaction, so a crash loses no paid call."""
 
     def __init__(self, store: Any) -> None:

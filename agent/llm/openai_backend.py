@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import time
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ValidationError
 
@@ -27,14 +27,12 @@ StructuredMethod = Literal["json_schema", "json_mode", "function_calling"]
 MAX_REPAIRS = 1
 
 
-class ResponseCache:
+class ResponseCache(Protocol):
     """What the backend needs from a cache: look up an answer, remember a call."""
 
-    def get(self, key: str) -> dict[str, Any] | None:  # pragma: no cover - interface
-        raise NotImplementedError
+    def get(self, key: str) -> dict[str, Any] | None: ...
 
-    def put(self, record: CallRecord) -> None:  # pragma: no cover - interface
-        raise NotImplementedError
+    def put(self, record: CallRecord) -> None: ...
 
 
 def _response_format(schema: type[BaseModel]) -> dict[str, Any]:
