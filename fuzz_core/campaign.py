@@ -13,6 +13,7 @@ from fuzz_core import result as V
 from fuzz_core.execution import Execution, execute, execute_fp64
 from fuzz_core.inputs import InputError, NoInputs, Sample
 from fuzz_core.inputs.code import code_samples
+from fuzz_core.inputs.described import described_samples
 from fuzz_core.inputs.opinfo import find_opinfo, opinfo_samples
 from fuzz_core.inputs.signature import signature_samples
 from fuzz_core.inputs.triggers import apply_trigger
@@ -119,6 +120,8 @@ def seed_samples(spec: HarnessSpec, target: Target) -> tuple[list[Sample], str]:
     source = spec.input_source
     if source == "code":
         samples = code_samples(target, spec.seed, spec.max_samples)
+    elif source == "described":
+        samples = described_samples(target, spec.input_description(), dtype, spec.seed, spec.max_samples)
     elif source == "opinfo" and target.opinfo is not None:
         samples = opinfo_samples(spec.api, dtype, spec.max_samples)
     else:

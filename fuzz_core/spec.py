@@ -7,7 +7,9 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-INPUT_SOURCES = ("opinfo", "signature", "code")
+# "code" runs Python from the spec: only for trusted in-process callers (tests, `fuzz model`), never for
+# stored or LLM-derived specs; "described" is typed data (Note [Described inputs] in inputs/description.py).
+INPUT_SOURCES = ("opinfo", "signature", "code", "described")
 ORACLES = ("value", "nan_inf", "exception", "shape_dtype", "crash")
 SPECIAL_VALUES = ("nan", "inf", "-inf", "-0.0", "denormal", "huge", "tiny")
 SHAPE_TRIGGERS = ("empty", "zero_size", "scalar", "large")
@@ -34,6 +36,7 @@ class HarnessSpec:
     budget_s: float | None = None
     max_samples: int = 16  # seed inputs taken from the source before mutation starts
     kind: str = ""  # the pattern kind this harness checks, for signatures and reports
+    inputs: dict[str, Any] | None = None  # the input description of input_source "described"
 
     def __post_init__(self) -> None:
         self.validate()
@@ -45,6 +48,10 @@ class HarnessSpec:
             raise SpecError(f"input_source {self.input_source!r} not in {INPUT_SOURCES}")
         if self.input_source == "code" and not self.code:
             raise SpecError("input_source 'code' needs code")
+        if self.input_source == "described":
+            self.input_description()
+        elif self.inputs is not None:
+            raise SpecError("inputs are read only by input_source 'described'")
         if self.oracle not in ORACLES:
             raise SpecError(f"oracle {self.oracle!r} not in {ORACLES}")
         bad = [v for v in self.trigger.get("special_values", []) if v not in SPECIAL_VALUES]
@@ -56,6 +63,18 @@ class HarnessSpec:
         bad = [v for v in self.trigger.get("shape", []) if v not in SHAPE_TRIGGERS]
         if bad:
             raise SpecError(f"unknown shape triggers {bad}; expected some of {SHAPE_TRIGGERS}")
+
+    def input_description(self) -> Any:
+        """The validated InputDescription of a "described" spec (SpecError names what is wrong)."""
+        # Imported here: description.py imports this module's vocabularies.
+        from fuzz_core.inputs.description import DescriptionError, InputDescription
+
+        if self.inputs is None:
+            raise SpecError("input_source 'described' needs inputs")
+        try:
+            return InputDescription.from_dict(self.inputs)
+        except DescriptionError as exc:
+            raise SpecError(f"input description: {exc}") from None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -77,5 +96,7 @@ class HarnessSpec:
         data = self.to_dict()
         for key in ("max_executions", "budget_s"):
             data.pop(key)
+        if data["inputs"] is None:  # specs without a description keep the ids they had before it existed
+            data.pop("inputs")
         blob = json.dumps(data, sort_keys=True, separators=(",", ":"), default=str)
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
