@@ -1,4 +1,4 @@
-"""Rank target APIs for a pattern: TF-IDF over semantics plus structural gates and features.
+"""Rank target APIs for a pattern: a text similarity (TF-IDF or embeddings) plus structural gates.
 
 Gates are hard: a padding bug transfers only to APIs with padding, an out= bug only to APIs with
 out=, a float16 bug only to APIs that support float16. Features then order what passes.
@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import numpy as np
 from sklearn.feature_extraction.text import TfidfVectorizer
@@ -63,23 +64,48 @@ def adapt_trigger(pattern: BugPattern, target: ApiProfile) -> dict:
     return trigger
 
 
-class TransferIndex:
-    """TF-IDF over every target's semantics, fitted once and queried per pattern."""
+class TextSimilarity(Protocol):
+    """How alike a source API and each target are in what they compute, one score per target."""
+
+    name: str  # what the transfer summary reports: "tfidf" or "embeddings:<model>"
+
+    def scores(self, source: ApiProfile | None, pattern_api: str) -> np.ndarray: ...
+
+
+class TfidfSimilarity:
+    """TF-IDF over every target's semantics text, fitted once and queried per pattern (offline default)."""
+
+    name = "tfidf"
 
     def __init__(self, targets: Sequence[ApiProfile]) -> None:
-        self.targets = list(targets)
-        self.by_api = {t.api: i for i, t in enumerate(self.targets)}
         self.vectorizer = TfidfVectorizer(token_pattern=r"[A-Za-z][A-Za-z0-9]+", sublinear_tf=True, ngram_range=(1, 2))
-        corpus = [t.text for t in self.targets] or [""]
+        corpus = [t.text for t in targets] or [""]
         self.matrix = self.vectorizer.fit_transform(corpus)
 
     def text_similarity(self, query_text: str) -> np.ndarray:
         query = self.vectorizer.transform([query_text])
         return (self.matrix @ query.T).toarray().ravel()
 
-    def rank(self, pattern: BugPattern, source: ApiProfile | None, *, top_k: int = 5) -> list[RankedCandidate]:
-        query_text = source.text if source is not None else pattern.api.rsplit(".", 1)[-1].replace("_", " ")
-        sims = self.text_similarity(query_text)
+    def scores(self, source: ApiProfile | None, pattern_api: str) -> np.ndarray:
+        query_text = source.text if source is not None else pattern_api.rsplit(".", 1)[-1].replace("_", " ")
+        return self.text_similarity(query_text)
+
+
+class TransferIndex:
+    """Targets scored by a text similarity (TF-IDF unless given another), gated, then ordered."""
+
+    def __init__(self, targets: Sequence[ApiProfile], similarity: TextSimilarity | None = None) -> None:
+        self.targets = list(targets)
+        self.by_api = {t.api: i for i, t in enumerate(self.targets)}
+        self.similarity: TextSimilarity = similarity if similarity is not None else TfidfSimilarity(self.targets)
+
+    @property
+    def matcher(self) -> str:
+        return self.similarity.name
+
+    def rank(self, pattern: BugPattern, source: ApiProfile | None, *, top_k: int | None = 5) -> list[RankedCandidate]:
+        """The best ``top_k`` targets that pass the gates (all of them when ``top_k`` is None)."""
+        sims = self.similarity.scores(source, pattern.api)
         ranked: list[RankedCandidate] = []
         for i, target in enumerate(self.targets):
             if _same_api(target.api, pattern.api):
@@ -89,10 +115,11 @@ class TransferIndex:
                 continue
             features = _features(source, target, float(sims[i]))
             score = sum(WEIGHTS[k] * v for k, v in features.items())
-            ranked.append(RankedCandidate(target.api, round(score, 4), _rationale(features, source, target),
+            ranked.append(RankedCandidate(target.api, round(score, 4),
+                                          _rationale(features, source, target, self.similarity.name),
                                           adapt_trigger(pattern, target), features))
         ranked.sort(key=lambda c: (-c.score, c.target_api))
-        return ranked[:top_k]
+        return ranked if top_k is None else ranked[:top_k]
 
 
 def _same_api(a: str, b: str) -> bool:
@@ -112,8 +139,11 @@ def _features(source: ApiProfile | None, target: ApiProfile, text_sim: float) ->
     return {"text": text_sim, "category": category, "roles": roles, "arity": arity}
 
 
-def _rationale(features: dict[str, float], source: ApiProfile | None, target: ApiProfile) -> str:
-    parts = [f"semantic text similarity {features['text']:.2f}"]
+def _rationale(features: dict[str, float], source: ApiProfile | None, target: ApiProfile, matcher: str) -> str:
+    if matcher == TfidfSimilarity.name:
+        parts = [f"semantic text similarity {features['text']:.2f}"]
+    else:
+        parts = [f"functional similarity {features['text']:.2f} ({matcher})"]
     if source is not None:
         if features["category"]:
             parts.append(f"same category {target.category!r}")

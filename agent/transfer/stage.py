@@ -7,12 +7,14 @@ from dataclasses import dataclass, field
 
 from agent.patterns import BugPattern, FormalParseError, parse_formal
 from agent.transfer.profile import ApiProfile, profile_from_semantics
-from agent.transfer.rank import RankedCandidate, TransferIndex
+from agent.transfer.rank import RankedCandidate, TextSimilarity, TransferIndex
 from db.queries import transfer as q
 from db.store import Store
 
 # (pattern, candidate) -> (keep, reason, adapted trigger or None); the LLM transfer check plugs in here
 CandidateCheck = Callable[[BugPattern, RankedCandidate], tuple[bool, str, dict | None]]
+# inventory profiles -> the similarity ranking uses (embeddings plug in here; TF-IDF when None)
+SimilarityFactory = Callable[[list[ApiProfile]], TextSimilarity]
 
 
 @dataclass
@@ -22,25 +24,27 @@ class TransferSummary:
     vetoed: int = 0
     unparsable: int = 0
     unsupported: int = 0
+    matcher: str = "tfidf"
     per_pattern: dict[int, list[str]] = field(default_factory=dict)
 
 
-def load_index(store: Store) -> tuple[TransferIndex, dict[str, ApiProfile]]:
+def load_index(store: Store, similarity: SimilarityFactory | None = None) -> tuple[TransferIndex, dict[str, ApiProfile]]:
     with store.session() as session:
         profiles = [
             profile_from_semantics(s.api, s.category, s.summary, s.parameters, s.dtypes, s.details)
             for s in q.all_semantics(session)
         ]
-    return TransferIndex(profiles), {p.api: p for p in profiles}
+    return TransferIndex(profiles, similarity(profiles) if similarity else None), {p.api: p for p in profiles}
 
 
 def run_transfer(store: Store, *, top_k: int = 5, limit: int | None = None,
                  check: CandidateCheck | None = None,
                  source_profile: Callable[[str], ApiProfile | None] | None = None,
-                 unsupported_mode: Callable[[BugPattern], str | None] | None = None) -> TransferSummary:
+                 unsupported_mode: Callable[[BugPattern], str | None] | None = None,
+                 similarity: SimilarityFactory | None = None) -> TransferSummary:
     """Rank targets for every pattern without candidates; the source API is kept as a re-check."""
-    index, profiles = load_index(store)
-    summary = TransferSummary()
+    index, profiles = load_index(store, similarity)
+    summary = TransferSummary(matcher=index.matcher)
     with store.session() as session:
         patterns = q.patterns_without_candidates(session, limit=limit)
         for row in patterns:
