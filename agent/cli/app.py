@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from agent.cli.context import EXIT_USAGE, CliContext, fail, not_built
+from agent.cli.context import EXIT_USAGE, CliContext, fail
 from agent.config import load_settings
 
 EPILOG = "Exit codes: 0 success; 1 findings or failure where a gate needs it; 2 usage error."
@@ -44,6 +44,7 @@ def _register() -> None:
         ingest_cmd,
         review_cmd,
         run_cmd,
+        serve_cmd,
         stats,
         transfer_cmd,
     )
@@ -56,10 +57,7 @@ def _register() -> None:
     app.add_typer(fuzz.fuzz_app, name="fuzz")
     review_cmd.register(app)
 
-    @app.command("serve")
-    def serve() -> None:
-        """(not built yet) Web review page and JSON API."""
-        not_built("serve")
+    app.command("serve")(serve_cmd.serve)
 
     export_cmd.register(app)
     app.command("stats")(stats.stats)

@@ -64,11 +64,3 @@ def test_console_script_runs_in_a_fresh_process(tmp_path) -> None:
     )
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["tables"]["runs"]["total"] == 0
-
-
-@pytest.mark.parametrize("command", ["serve"])
-def test_commands_not_built_yet_say_so_and_exit_2(command: str) -> None:
-    result = runner.invoke(app, [command])
-    assert result.exit_code == 2
-    assert "not built yet" in result.stderr
-    assert result.stdout == ""

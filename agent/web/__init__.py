@@ -1,0 +1,1 @@
+"""`transfuzz serve`: the web review page and its JSON API (FastAPI, server-rendered Jinja2)."""

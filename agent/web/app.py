@@ -1,0 +1,80 @@
+"""The FastAPI application: pages, JSON API, static files, and the security rules around them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse, PlainTextResponse
+from fastapi.staticfiles import StaticFiles
+from fastapi.templating import Jinja2Templates
+from jinja2 import Environment, FileSystemLoader, StrictUndefined
+from starlette.middleware.trustedhost import TrustedHostMiddleware
+
+from agent.web.security import CONTENT_SECURITY_POLICY, ReviewAuth, allowed_hosts
+from db.store import Store
+
+HERE = Path(__file__).resolve().parent
+
+
+@dataclass
+class WebConfig:
+    store: Store
+    auth: ReviewAuth
+    bind_host: str = "127.0.0.1"
+    reviewer: str = "unknown"  # prefilled in decision forms; the JSON API's default too
+
+
+def _templates() -> Jinja2Templates:
+    # autoescape=True for every template, whatever its file name (Note [Review page security]).
+    environment = Environment(
+        loader=FileSystemLoader(HERE / "templates"), autoescape=True, undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True
+    )
+    from agent.web.format import FILTERS
+
+    environment.filters.update(FILTERS)
+    return Jinja2Templates(env=environment)
+
+
+def create_app(config: WebConfig) -> FastAPI:
+    from agent.web import api, pages
+
+    app = FastAPI(
+        title="TransFuzz review",
+        description="Review transferred silent-bug findings: queue, finding, decisions, campaigns, export.",
+        version="1",
+        docs_url="/api/docs",
+        redoc_url=None,
+        openapi_url="/api/openapi.json",
+    )
+    app.state.config = config
+    app.state.templates = _templates()
+    app.add_middleware(TrustedHostMiddleware, allowed_hosts=allowed_hosts(config.bind_host))
+
+    @app.middleware("http")
+    async def security_headers(request: Request, call_next):  # type: ignore[no-untyped-def]
+        response = await call_next(request)
+        if not request.url.path.startswith("/api/docs"):  # Swagger UI loads its own scripts
+            response.headers["Content-Security-Policy"] = CONTENT_SECURITY_POLICY
+        response.headers["X-Content-Type-Options"] = "nosniff"
+        response.headers["X-Frame-Options"] = "DENY"
+        response.headers["Referrer-Policy"] = "no-referrer"
+        return response
+
+    app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
+    app.include_router(api.router)
+    app.include_router(pages.router)
+
+    @app.exception_handler(ValueError)
+    async def value_error(request: Request, exc: ValueError):  # type: ignore[no-untyped-def]
+        message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        if request.url.path.startswith("/api/"):
+            return JSONResponse({"detail": message}, status_code=400)
+        return PlainTextResponse(message, status_code=400)
+
+    return app
+
+
+def config_of(request: Request) -> WebConfig:
+    return request.app.state.config  # type: ignore[no-any-return]

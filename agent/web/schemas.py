@@ -1,0 +1,69 @@
+"""The JSON API's request and response shapes (the pages render the same objects)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from agent.review.views import FindingDetail, FindingSummary, ReviewView
+from agent.web.checks import CheckStatus
+
+
+class QueueResponse(BaseModel):
+    items: list[FindingSummary]
+    next_cursor: str | None = Field(description="Pass as `cursor` for the next page; null on the last page.")
+    counts: dict[str, int] = Field(description="Findings per review status under every other filter.")
+
+
+class DuplicateView(BaseModel):
+    id: int
+    verdict: str
+    review_status: str
+
+
+class CheckView(BaseModel):
+    name: str
+    status: CheckStatus
+    detail: str
+
+
+class FindingResponse(BaseModel):
+    finding: FindingDetail
+    harness_spec: dict[str, Any] = Field(description="The harness that ran, as stored.")
+    source_issue_url: str | None = Field(description="Built from the issue's repo and number, never from stored text.")
+    checks: list[CheckView]
+    duplicates: list[DuplicateView]
+    plot_url: str | None
+
+
+class DecisionRequest(BaseModel):
+    decision: Literal["accepted", "rejected"]
+    note: str = ""
+    reviewer: str | None = Field(default=None, description="Defaults to the reviewer the server was started for.")
+
+
+class HistoryResponse(BaseModel):
+    reviews: list[ReviewView]
+    next_before: int | None
+
+
+class CampaignView(BaseModel):
+    id: int
+    command: str
+    started_at: datetime
+    ended_at: datetime | None
+    heartbeat_at: datetime | None
+    exit_reason: str | None
+    running: bool
+    executions: int
+    tasks_done: int
+    executions_per_s: float | None
+    harnesses: dict[str, int]
+    verdicts: dict[str, int]
+
+
+class CampaignsResponse(BaseModel):
+    pending_harnesses: int
+    campaigns: list[CampaignView]

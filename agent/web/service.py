@@ -1,0 +1,142 @@
+"""What the pages and the JSON API both do, on the same queries as the CLI (one path for decisions)."""
+
+from __future__ import annotations
+
+import io
+import tempfile
+import zipfile
+from pathlib import Path
+from typing import Literal
+
+from agent.review.decide import decide, make_decision
+from agent.review.views import FindingDetail, FindingSummary, ReviewView
+from agent.web.checks import verdict_checks
+from agent.web.schemas import (
+    CampaignsResponse,
+    CampaignView,
+    CheckView,
+    DuplicateView,
+    FindingResponse,
+    HistoryResponse,
+    QueueResponse,
+)
+from agent.web.security import issue_url
+from db.queries.decisions import decision_history
+from db.queries.findings import get_finding, group_by_signature
+from db.queries.progress import campaign_progress, pending_harness_count, verdict_timeline
+from db.queries.queue import QueueFilter, findings_by_ids, neighbours, queue_page, same_signature
+from db.store import Store
+
+MAX_EXPORT = 200
+
+
+def load_queue(store: Store, flt: QueueFilter, *, sort: str, cursor: str | None, limit: int) -> QueueResponse:
+    with store.session() as session:
+        page = queue_page(session, flt, sort=sort, cursor=cursor, limit=limit)
+    return QueueResponse(
+        items=[FindingSummary.of(f) for f in page.findings], next_cursor=page.next_cursor, counts=page.counts
+    )
+
+
+def load_finding(store: Store, finding_id: int) -> FindingResponse:
+    """FindingNotFound when there is no such finding."""
+    with store.session() as session:
+        record = get_finding(session, finding_id)
+        duplicates = same_signature(session, record.signature, record.id)
+    detail = FindingDetail.of(record)
+    has_numbers = any(k in record.evidence for k in ("max_abs_diff", "ref_error_vs_fp64", "test_error_vs_fp64", "outputs_path"))
+    return FindingResponse(
+        finding=detail,
+        harness_spec=record.harness_spec,
+        source_issue_url=issue_url(record.issue.repo, record.issue.number) if record.issue else None,
+        checks=[CheckView(name=c.name, status=c.status, detail=c.detail) for c in verdict_checks(record.verdict, record.reason, record.evidence)],
+        duplicates=[DuplicateView(id=d.id, verdict=d.verdict, review_status=d.review_status) for d in duplicates],
+        plot_url=f"/findings/{record.id}/error.svg" if has_numbers else None,
+    )
+
+
+def finding_neighbours(store: Store, flt: QueueFilter, finding_id: int) -> tuple[int | None, int | None]:
+    with store.session() as session:
+        return neighbours(session, flt, finding_id)
+
+
+def error_plot(store: Store, finding_id: int) -> bytes | None:
+    from agent.web.plots import error_svg
+
+    with store.session() as session:
+        evidence = get_finding(session, finding_id).evidence
+    return error_svg(evidence)
+
+
+def record_decision(store: Store, finding_id: int, decision: str, note: str, reviewer: str | None) -> ReviewView:
+    """ReviewInputError for a decision the rules refuse, FindingNotFound for an unknown id."""
+    checked = make_decision(finding_id, decision, reviewer, note)
+    with store.session() as session:
+        stored = decide(session, checked)
+    return ReviewView.of(stored)
+
+
+def load_history(store: Store, *, before: int | None, limit: int) -> HistoryResponse:
+    with store.session() as session:
+        page = decision_history(session, before=before, limit=limit)
+    return HistoryResponse(reviews=[ReviewView.of(r) for r in page.reviews], next_before=page.next_before)
+
+
+def load_campaigns(store: Store) -> CampaignsResponse:
+    with store.session() as session:
+        runs = campaign_progress(session)
+        pending = pending_harness_count(session)
+    return CampaignsResponse(
+        pending_harnesses=pending,
+        campaigns=[
+            CampaignView(
+                id=r.id,
+                command=r.command,
+                started_at=r.started_at,
+                ended_at=r.ended_at,
+                heartbeat_at=r.heartbeat_at,
+                exit_reason=r.exit_reason,
+                running=r.running,
+                executions=r.executions,
+                tasks_done=r.tasks_done,
+                executions_per_s=r.executions_per_s,
+                harnesses=r.harnesses,
+                verdicts=r.verdicts,
+            )
+            for r in runs
+        ],
+    )
+
+
+def timeline_plot(store: Store, run_id: int) -> bytes:
+    from agent.web.plots import verdict_timeline_svg
+
+    with store.session() as session:
+        points = verdict_timeline(session, run_id)
+    return verdict_timeline_svg([(p.at, p.verdict) for p in points])
+
+
+def export_selection(store: Store, ids: list[int], fmt: Literal["markdown", "json"]) -> bytes:
+    """The chosen findings as an export (the `transfuzz export` format), zipped; ValueError when none match."""
+    from agent.export.environment import capture_environment
+    from agent.export.writer import write_export
+
+    if not ids:
+        raise ValueError("choose at least one finding to export")
+    if len(ids) > MAX_EXPORT:
+        raise ValueError(f"export at most {MAX_EXPORT} findings at a time, got {len(ids)}")
+    with store.session() as session:
+        records = findings_by_ids(session, ids)
+    if not records:
+        raise ValueError("none of the chosen findings exists")
+    groups = group_by_signature(records)
+    # collect_env spawns pip and friends (seconds); a reviewer's download must not wait for it.
+    environment = capture_environment(collect_env=False)
+    buffer = io.BytesIO()
+    with tempfile.TemporaryDirectory(prefix="transfuzz_export_") as folder:
+        write_export(groups, Path(folder), status="selection", fmt=fmt, environment=environment)
+        with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+            for path in sorted(Path(folder).iterdir()):
+                if path.is_file():
+                    archive.write(path, arcname=f"transfuzz-export/{path.name}")
+    return buffer.getvalue()
