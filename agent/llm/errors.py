@@ -29,5 +29,13 @@ class LlmOutputError(LlmError):
     """The model's output never validated against the schema, repair round included."""
 
 
+class LlmEndpointDown(LlmTransportError):
+    """The circuit breaker is open: the endpoint failed too often in a row; the stage stops."""
+
+
 class LlmBudgetExceeded(LlmError):
-    """The run's token budget is spent; no further calls are made."""
+    """The run's token, call or time budget is spent; no further calls are made."""
+
+
+# Failures after which a stage stops and leaves the rest due, instead of recording an error.
+STAGE_STOPPING_ERRORS: tuple[type[LlmError], ...] = (LlmBudgetExceeded, LlmEndpointDown)

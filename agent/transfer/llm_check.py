@@ -1,7 +1,9 @@
 """The LLM transfer check: a model may veto a ranked candidate and adapt its trigger.
 
-A failed call (bad output after the repair round, transport error, spent budget) keeps the
-candidate as ranked: the check can only remove noise, never lose a candidate by accident.
+A failed call (bad output after the repair round, a transport error) keeps the candidate as
+ranked: the check can only remove noise, never lose a candidate by accident. A spent budget or
+an endpoint that is down stops the stage instead (the pattern stays due), and an answer that
+omits adapted_trigger keeps the ranked trigger.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ def _semantics_text(api: str) -> str:
 
 
 def make_check(backend: Any) -> CandidateCheck:
-    from agent.llm.errors import LlmError
+    from agent.llm.errors import STAGE_STOPPING_ERRORS, LlmConfigError, LlmError
     from agent.llm.schemas import TransferCheck
 
     def check(pattern: BugPattern, candidate: RankedCandidate) -> tuple[bool, str, dict | None]:
@@ -36,9 +38,12 @@ def make_check(backend: Any) -> CandidateCheck:
         }
         try:
             verdict, _record = backend.structured("transfer_check", variables, TransferCheck)
+        except (*STAGE_STOPPING_ERRORS, LlmConfigError):
+            raise
         except LlmError as exc:
             return True, f"LLM check failed, kept as ranked ({type(exc).__name__})", None
-        return verdict.keep, verdict.reason, verdict.adapted_trigger.model_dump()
+        adapted = verdict.adapted_trigger
+        return verdict.keep, verdict.reason, adapted.model_dump() if adapted is not None else None
 
     return check
 

@@ -1,4 +1,10 @@
-"""The transfer stage: for each new pattern, store its top-K target APIs and its source re-check."""
+"""The transfer stage: for each new pattern, store its top-K target APIs and its source re-check.
+
+Each pattern is one short transaction, written after its LLM checks are done (never with a
+transaction open across a model call), so the LLM cache can write meanwhile even on SQLite
+and a stop or crash keeps every pattern already transferred. A spent LLM budget or an endpoint
+that is down stops the stage; patterns not reached keep no candidates and stay due.
+"""
 
 from __future__ import annotations
 
@@ -26,6 +32,7 @@ class TransferSummary:
     unsupported: int = 0
     matcher: str = "tfidf"
     per_pattern: dict[int, list[str]] = field(default_factory=dict)
+    stopped: str | None = None  # why the stage stopped early (LLM budget spent, endpoint down)
 
 
 def load_index(store: Store, similarity: SimilarityFactory | None = None) -> tuple[TransferIndex, dict[str, ApiProfile]]:
@@ -44,41 +51,52 @@ def run_transfer(store: Store, *, top_k: int = 5, limit: int | None = None,
                  similarity: SimilarityFactory | None = None) -> TransferSummary:
     """Rank targets for every pattern without candidates; the source API is kept as a re-check."""
     index, profiles = load_index(store, similarity)
+    from agent.llm.errors import STAGE_STOPPING_ERRORS
+
     summary = TransferSummary(matcher=index.matcher)
     with store.session() as session:
         patterns = q.patterns_without_candidates(session, limit=limit)
-        for row in patterns:
-            try:
-                pattern = parse_formal(row.formal)
-            except FormalParseError as exc:
+    for row in patterns:
+        try:
+            pattern = parse_formal(row.formal)
+        except FormalParseError as exc:
+            with store.session() as session:
                 q.mark_pattern(session, row.id, status="error", error=f"formal text does not parse: {exc}")
-                summary.unparsable += 1
-                continue
-            missing = unsupported_mode(pattern) if unsupported_mode else None
-            if missing is not None:
+            summary.unparsable += 1
+            continue
+        missing = unsupported_mode(pattern) if unsupported_mode else None
+        if missing is not None:
+            with store.session() as session:
                 q.mark_pattern(session, row.id, status="unsupported", error=f"the fuzz core has no mode {missing!r}")
-                summary.unsupported += 1
-                continue
-            source = profiles.get(pattern.api) or (source_profile(pattern.api) if source_profile else None)
-            ranked = index.rank(pattern, source, top_k=top_k)
-            rows: list[dict] = [{
-                "target_api": pattern.api, "score": 1.0, "status": "source",
-                "rationale": "the source API: re-check whether the reported bug still reproduces",
-                "adapted_trigger": pattern.trigger.model_dump(),
-            }]
+            summary.unsupported += 1
+            continue
+        source = profiles.get(pattern.api) or (source_profile(pattern.api) if source_profile else None)
+        ranked = index.rank(pattern, source, top_k=top_k)
+        rows: list[dict] = [{
+            "target_api": pattern.api, "score": 1.0, "status": "source",
+            "rationale": "the source API: re-check whether the reported bug still reproduces",
+            "adapted_trigger": pattern.trigger.model_dump(),
+        }]
+        vetoed = 0
+        try:
             for cand in ranked:
                 status, rationale, trigger = "proposed", cand.rationale, cand.adapted_trigger
                 if check is not None:
                     keep, reason, adapted = check(pattern, cand)
                     if not keep:
-                        status, summary.vetoed = "vetoed", summary.vetoed + 1
+                        status, vetoed = "vetoed", vetoed + 1
                     rationale = f"{rationale}; check: {reason}" if reason else rationale
                     trigger = adapted if adapted is not None else trigger
                 rows.append({"target_api": cand.target_api, "score": cand.score, "status": status,
                              "rationale": rationale, "adapted_trigger": trigger})
+        except STAGE_STOPPING_ERRORS as exc:  # this pattern and the rest stay due
+            summary.stopped = str(exc)
+            break
+        with store.session() as session:
             q.add_candidates(session, row.id, rows)
             q.mark_pattern(session, row.id, status="transferred")
-            summary.patterns += 1
-            summary.candidates += len(ranked)
-            summary.per_pattern[row.id] = [c.target_api for c in ranked]
+        summary.vetoed += vetoed
+        summary.patterns += 1
+        summary.candidates += len(ranked)
+        summary.per_pattern[row.id] = [c.target_api for c in ranked]
     return summary
