@@ -1,18 +1,34 @@
-"""Write the standalone repro script: plain torch, no TransFuzz import; exit 1 when the bug reproduces."""
+"""Write the standalone repro script: plain torch (+ safetensors), no TransFuzz import; exit 1 when the bug reproduces.
+
+Inert by construction (Note [Inert repros] in fuzz_core/repro_text.py): the script is this
+template, literals, dotted names checked as identifiers, and free text in `#` comments; inputs
+come from a safetensors file (fuzz_core/saved_inputs.py), never from a pickle. Harness code
+given with a spec (trusted, local use) is not pasted in: the script loads it from its own file,
+labelled as such.
+"""
 
 from __future__ import annotations
 
+import ast
+import inspect
 import textwrap
-from typing import Any
 
 import torch
 
+from fuzz_core import saved_inputs
 from fuzz_core.modes.base import Mode
 from fuzz_core.oracles.compare import LOW_PRECISION_ULPS
 from fuzz_core.oracles.tolerance import SAME_TOL
 from fuzz_core.inputs import Sample
+from fuzz_core.repro_text import checked_name, comment_lines, literal_source, one_line
+from fuzz_core.saved_inputs import INPUTS_FORMAT, UnsavableInput, save_inputs
 from fuzz_core.spec import HarnessSpec
 from fuzz_core.target import Target
+
+__all__ = ["render_repro", "save_inputs", "UnsavableInput", "HARNESS_FILE_MARKER"]
+
+# The line that names a harness-code file; exporters refuse repros that carry it.
+HARNESS_FILE_MARKER = "HARNESS_FILE = "
 
 _COMPARE = '''
 def leaves(out, path=""):
@@ -93,7 +109,11 @@ def main():
 
 
 def check():
-    data = torch.load(INPUTS, weights_only=False)
+    try:
+        data = load_inputs(INPUTS)
+    except Exception as exc:  # exit 1 means "reproduces": a file we cannot read is neither answer
+        print(f"cannot load the inputs {INPUTS}: {type(exc).__name__}: {exc}", file=sys.stderr)
+        sys.exit(2)
     args, kwargs = data["args"], data["kwargs"]
     fn = make_fn()
     try:
@@ -189,10 +209,23 @@ if __name__ == "__main__":
 '''
 
 
-def _target_source(target: Target, sample: Sample) -> str:
+def _target_source(target: Target, harness_path: str | None) -> str:
     if target.code:
-        return (f"# --- harness code\n{target.code.rstrip()}\n\n\n"
-                "def make_fn(dtype=None):\n    return target\n")
+        if harness_path is None:
+            raise ValueError("a spec with harness code needs the path its code was written to")
+        return ("# --- harness code: NOT in this script. This spec came with its own Python code (a local,\n"
+                "# trusted harness, e.g. from `fuzz api` or a test); it is loaded from the file below.\n"
+                "# Read that file before running this script.\n"
+                f"{HARNESS_FILE_MARKER}{literal_source(harness_path)}\n\n\n"
+                "def make_fn(dtype=None):\n"
+                "    import importlib.util\n"
+                "    spec = importlib.util.spec_from_file_location('harness_code', HARNESS_FILE)\n"
+                "    module = importlib.util.module_from_spec(spec)\n"
+                "    module.torch = torch  # harness code runs with torch in scope, as in the fuzzer\n"
+                "    sys.modules['harness_code'] = module\n"
+                "    spec.loader.exec_module(module)\n"
+                "    return module.target\n")
+    api = checked_name(target.api)
     if target.opinfo_call is not None:
         name, variant = target.opinfo_call
         return ("def make_fn(dtype=None):\n"
@@ -204,20 +237,27 @@ def _target_source(target: Target, sample: Sample) -> str:
                 "    for name, module in list(sys.modules.items()):\n"
                 "        if name.startswith('torch.testing._internal') and hasattr(module, 'wrapper_set_seed'):\n"
                 "            module.wrapper_set_seed = lambda op, *a, **k: op(*a, **k)\n"
-                f"    return next(op for op in op_db if op.name == {name!r} and op.variant_test_name == {variant!r}).op\n")
+                f"    return next(op for op in op_db if op.name == {literal_source(str(name))}"
+                f" and op.variant_test_name == {literal_source(str(variant))}).op\n")
     if target.is_module_class:
-        return (f"CTOR = {sample.ctor!r}\n\n\n"
-                "def make_fn(dtype=None):\n"
+        return ("def make_fn(dtype=None):\n"
+                "    ctor = load_inputs(INPUTS)[\"ctor\"] or {}  # constructor kwargs, saved with the inputs\n"
                 "    state = torch.random.get_rng_state()\n"
                 "    torch.manual_seed(0)\n"
-                f"    module = {target.api}(**CTOR).eval().requires_grad_(False)\n"
+                f"    module = {api}(**ctor).eval().requires_grad_(False)\n"
                 "    torch.random.set_rng_state(state)\n"
                 "    return module.to(dtype) if dtype is not None else module\n")
-    if target.api.startswith("torch."):
-        return f"def make_fn(dtype=None):\n    return {target.api}\n"
-    module_path, _, attr = target.api.rpartition(".")
+    if api.startswith("torch."):
+        return f"def make_fn(dtype=None):\n    return {api}\n"
+    module_path, _, attr = api.rpartition(".")
     return (f"import importlib\n\n\ndef make_fn(dtype=None):\n"
-            f"    return getattr(importlib.import_module({module_path!r}), {attr!r})\n")
+            f"    return getattr(importlib.import_module({literal_source(module_path)}), {literal_source(attr)})\n")
+
+
+def _loader_source() -> str:
+    """The inputs loader, the same functions the fuzz core tests its saved files with."""
+    return (f"INPUTS_FORMAT = {literal_source(INPUTS_FORMAT)}\n\n\n"
+            + inspect.getsource(saved_inputs.decode_tree) + "\n\n" + inspect.getsource(saved_inputs.load_inputs))
 
 
 def _mode_source(mode: Mode, target: Target, sample: Sample, name: str) -> str:
@@ -226,48 +266,48 @@ def _mode_source(mode: Mode, target: Target, sample: Sample, name: str) -> str:
 
 
 def render_repro(spec: HarnessSpec, target: Target, reference: Mode, test: Mode, sample: Sample, inputs_path: str,
-                 *, random_op: bool, summary: str) -> str:
+                 *, random_op: bool, summary: str, harness_path: str | None = None) -> str:
+    """The script's text. Raises ValueError when a name or value cannot be written inertly."""
+    checked_name(target.short_name)  # variant modes write it as a method name
     low = repr(test.compute_dtype) if test.compute_dtype is not None else "None"
-    tolerance = {str(k): v for k, v in {
-        torch.float16: (1e-3, 1e-5), torch.bfloat16: (1.6e-2, 1e-5), torch.float32: (1.3e-6, 1e-5),
-        torch.float64: (1e-7, 1e-7)}.items()}
+    about = [
+        *comment_lines(f"{spec.api}, {reference.name} vs {test.name} ({spec.kind or spec.oracle})", prefix="API: "),
+        *comment_lines(summary, prefix="Finding: "),
+        f"# Found with torch {one_line(torch.__version__)}.",
+    ]
     header = f'''#!/usr/bin/env python3
-"""Repro: {spec.api}, {reference.name} vs {test.name} ({spec.kind or spec.oracle}).
+"""Standalone repro: plain torch and safetensors; the failing input is in a safetensors file.
 
-{summary}
-
-Run: python this_file.py [inputs.pt]  (plain torch; no TransFuzz import)
-Exit status 1 with the mismatch printed when the bug reproduces, 0 when it does not.
+Run: python this_file.py [inputs.safetensors]
+Exit status 1 with the mismatch printed when the bug reproduces, 0 when it does not, 2 when the
+inputs file cannot be read.
 Rules: default assert_close tolerances (NaN == NaN); a difference counts only when the test mode is
 further from a float64 computation than the reference (torch._dynamo.utils.same with fp64_ref);
 fallback_random=True and the RNG reseeded before each run of a random op.
-Found with torch {torch.__version__}.
 """
+{chr(10).join(about)}
+import json
 import sys
 
 import torch
 
-INPUTS = sys.argv[1] if len(sys.argv) > 1 else {inputs_path!r}
-SEED = {spec.seed}
-RANDOM = {random_op}
-ORACLE = {spec.oracle!r}
+INPUTS = sys.argv[1] if len(sys.argv) > 1 else {literal_source(str(inputs_path))}
+SEED = {literal_source(int(spec.seed))}
+RANDOM = {literal_source(bool(random_op))}
+ORACLE = {literal_source(str(spec.oracle))}
 LOW_DTYPE = {low}
-COMPARES_DTYPE = {test.compares_dtype}
-INDEX_OUTPUT = {target.returns_indices}
-SIGN_AMBIGUOUS = {target.sign_ambiguous}
-LOW_PRECISION_ULPS = {LOW_PRECISION_ULPS}
+COMPARES_DTYPE = {literal_source(bool(test.compares_dtype))}
+INDEX_OUTPUT = {literal_source(bool(target.returns_indices))}
+SIGN_AMBIGUOUS = {literal_source(bool(target.sign_ambiguous))}
+LOW_PRECISION_ULPS = {literal_source(LOW_PRECISION_ULPS)}
 TOLERANCE = {{torch.float16: (1e-3, 1e-5), torch.bfloat16: (1.6e-2, 1e-5), torch.float32: (1.3e-6, 1e-5),
              torch.float64: (1e-7, 1e-7)}}
-SAME_TOL = {{{", ".join(f"{k}: {v}" for k, v in SAME_TOL.items())}}}
+SAME_TOL = {{{", ".join(f"{k}: {literal_source(v)}" for k, v in SAME_TOL.items())}}}
 
 '''
-    del tolerance
-    parts = [header, _target_source(target, sample), "\n# --- reference mode",
+    parts = [header, _loader_source(), "\n", _target_source(target, harness_path), "\n# --- reference mode",
              _mode_source(reference, target, sample, "run_reference"), "\n# --- test mode",
              _mode_source(test, target, sample, "run_test"), _COMPARE]
-    return "\n".join(parts)
-
-
-def save_inputs(sample: Sample, path: str) -> None:
-    data: dict[str, Any] = {"args": sample.args, "kwargs": sample.kwargs, "ctor": sample.ctor}
-    torch.save(data, path)
+    script = "\n".join(parts)
+    ast.parse(script)  # a template bug must fail here, not in a maintainer's terminal
+    return script

@@ -17,8 +17,9 @@ from fuzz_core.evidence import backend_ablation, config_flags, describe_sample, 
 from fuzz_core.inputs import NoInputs, Sample
 from fuzz_core.modes import NotApplicable
 from fuzz_core.mutators import CorpusSelector, Mutator
-from fuzz_core.repro import render_repro, save_inputs
+from fuzz_core.repro import UnsavableInput, render_repro, save_inputs
 from fuzz_core.result import HarnessResult
+from fuzz_core.saved_inputs import INPUTS_SUFFIX
 from fuzz_core.spec import HarnessSpec
 
 
@@ -47,15 +48,26 @@ def _base_evidence(spec: HarnessSpec, campaign: Campaign | None) -> dict[str, An
 
 
 def _write_artifacts(spec: HarnessSpec, campaign: Campaign, sample: Sample, workdir: Path, summary: str,
-                     signature: str) -> tuple[str, str]:
+                     signature: str) -> dict[str, str]:
+    """Save the input (safetensors) and the repro script; the evidence paths, or why there is no repro."""
     assert campaign.target and campaign.reference and campaign.test
     stem = f"{spec.spec_id}_{abs(hash(signature)) % 10**8:08d}"
-    inputs_path = workdir / f"inputs_{stem}.pt"
-    save_inputs(sample, str(inputs_path))
-    repro = render_repro(spec, campaign.target, campaign.reference, campaign.test, sample, str(inputs_path),
-                         random_op=campaign.random_op, summary=summary)
-    (workdir / f"repro_{stem}.py").write_text(repro)
-    return str(inputs_path), repro
+    inputs_path = workdir / f"inputs_{stem}{INPUTS_SUFFIX}"
+    repro_path = workdir / f"repro_{stem}.py"
+    harness_path = workdir / f"harness_{stem}.py" if campaign.target.code else None
+    try:
+        save_inputs(sample, str(inputs_path))
+        repro = render_repro(spec, campaign.target, campaign.reference, campaign.test, sample, str(inputs_path),
+                             random_op=campaign.random_op, summary=summary,
+                             harness_path=str(harness_path) if harness_path else None)
+    except (UnsavableInput, ValueError) as exc:
+        return {"repro": "", "repro_skipped": f"no repro: {exc}"}
+    paths = {"repro": repro, "inputs_path": str(inputs_path), "repro_path": str(repro_path)}
+    if harness_path is not None:
+        harness_path.write_text(campaign.target.code or "")
+        paths["harness_path"] = str(harness_path)
+    repro_path.write_text(repro)
+    return paths
 
 
 def result_for_finding(spec: HarnessSpec, campaign: Campaign, finding: Finding, workdir: Path,
@@ -77,9 +89,9 @@ def result_for_finding(spec: HarnessSpec, campaign: Campaign, finding: Finding, 
         evidence["backend_ablation"] = backend_ablation(campaign.target, finding.entry.sample, spec.mode_options,
                                                         campaign.reseed, spec.test_mode)
     signature = signature_for(spec, location)
-    inputs_path, repro = _write_artifacts(spec, campaign, finding.entry.sample, workdir, finding.reason, signature)
-    evidence["inputs_path"] = inputs_path
-    evidence["repro_path"] = inputs_path.replace("inputs_", "repro_").replace(".pt", ".py")
+    artifacts = _write_artifacts(spec, campaign, finding.entry.sample, workdir, finding.reason, signature)
+    repro = artifacts.pop("repro")
+    evidence.update(artifacts)
     return HarnessResult(finding.verdict, finding.reason, campaign.tally.executions, elapsed, evidence, repro,
                          signature, spec.spec_id, campaign.exit_reason)
 

@@ -6,6 +6,7 @@ import pytest
 import torch
 
 from fuzz_core import HarnessSpec, run_harness
+from fuzz_core.saved_inputs import load_inputs
 from tests.fuzz_core.planted import LAYOUT_BUG, LAYOUT_MORE_ACCURATE
 
 
@@ -19,7 +20,7 @@ def test_planted_layout_bug_is_confirmed_with_evidence(tmp_path) -> None:
     assert ev["mismatch_count"] == 24 and ev["first_index"] == [0, 0]
     assert ev["test_error_vs_fp64"] > 10 * ev["ref_error_vs_fp64"]
     assert ev["torch_version"] == torch.__version__
-    loaded = torch.load(ev["inputs_path"], weights_only=False)
+    loaded = load_inputs(ev["inputs_path"])
     assert loaded["args"][0].shape == (4, 6)
     assert "import fuzz_core" not in result.repro and "transfuzz" not in result.repro.split('"""', 2)[2].lower()
     assert result.signature == "planted.scale|eager->layout:noncontiguous|Layout_Mismatch|value:out"
