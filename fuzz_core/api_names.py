@@ -86,6 +86,7 @@ class _Verdict:
     reason: str | None
     obj: Any = None
     absent: bool = False  # the walk found nothing callable there (OpInfo may still name it)
+    via_opinfo: bool = False  # accepted as OpInfo's spelling; obj is OpInfo's function variant
 
 
 def _denied_by_path(path: str) -> str | None:
@@ -188,7 +189,7 @@ def _checked(api: str) -> _Verdict:
     if walked.absent and len(parts) == 2:
         op = _opinfo_ops().get(api)
         if op is not None:
-            return _Verdict(None, op)
+            return _Verdict(None, op, via_opinfo=True)
     return walked
 
 
@@ -207,6 +208,22 @@ def check_api(api: str) -> str:
     if reason is not None:
         raise ApiRejected(str(api), reason)
     return api
+
+
+def is_code_label(api: object) -> bool:
+    """A name outside torch that a trusted in-process harness with its own code uses as its label.
+
+    Such a label is never resolved: the code defines ``target``. Anything spelled ``torch.…`` must
+    pass the full check, so a label cannot pose as a torch API.
+    """
+    return isinstance(api, str) and len(api) <= MAX_API_CHARS and bool(_NAME_RE.fullmatch(api)) \
+        and api.split(".")[0] != "torch" and not any(p.startswith("_") for p in api.split("."))
+
+
+def is_opinfo_spelling(api: str) -> bool:
+    """Accepted only because OpInfo lists it (``torch.view``): call it through OpInfo's own op."""
+    verdict = _verdict(api)
+    return verdict.reason is None and verdict.via_opinfo
 
 
 def resolve_public_api(api: str) -> Any:

@@ -7,6 +7,8 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from fuzz_core.api_names import is_code_label, rejection_reason
+
 # "code" runs Python from the spec: only for trusted in-process callers (tests, `fuzz model`), never for
 # stored or LLM-derived specs; "described" is typed data (Note [Described inputs] in inputs/description.py).
 INPUT_SOURCES = ("opinfo", "signature", "code", "described")
@@ -44,6 +46,9 @@ class HarnessSpec:
     def validate(self) -> None:
         if not self.api or not isinstance(self.api, str):
             raise SpecError("api must be a non-empty qualified name")
+        reason = rejection_reason(self.api)
+        if reason is not None and not (self.input_source == "code" and is_code_label(self.api)):
+            raise SpecError(f"api {self.api!r} rejected: {reason}")
         if self.input_source not in INPUT_SOURCES:
             raise SpecError(f"input_source {self.input_source!r} not in {INPUT_SOURCES}")
         if self.input_source == "code" and not self.code:

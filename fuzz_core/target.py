@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import difflib
 import hashlib
-import importlib
 import inspect
 import sys
 import types
@@ -12,6 +11,8 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import torch
+
+from fuzz_core.api_names import NOT_PUBLIC, ApiRejected, is_opinfo_spelling, is_public_api, resolve_public_api
 
 
 class TargetError(ValueError):
@@ -70,20 +71,15 @@ class Target:
 
 
 def resolve_qualified(api: str) -> Any:
-    """Import `a.b.c` as attribute chain from the longest importable module prefix."""
-    parts = api.split(".")
-    for cut in range(len(parts), 0, -1):
-        try:
-            obj: Any = importlib.import_module(".".join(parts[:cut]))
-        except ImportError:
-            continue
-        try:
-            for attr in parts[cut:]:
-                obj = getattr(obj, attr)
-        except AttributeError:
-            break
-        return obj
-    raise TargetError(f"unknown API {api!r}{_suggest(api)}")
+    """The torch object `api` names, reached only by the checked walk of fuzz_core.api_names."""
+    try:
+        obj = resolve_public_api(api)
+    except ApiRejected as exc:
+        hint = _suggest(api) if exc.reason.startswith(NOT_PUBLIC) else ""
+        raise TargetError(f"{exc}{hint}") from None
+    if is_opinfo_spelling(api):
+        raise TargetError(f"{api!r} is OpInfo's name for an op torch does not export; only OpInfo inputs can call it")
+    return obj
 
 
 def _suggest(api: str) -> str:
@@ -91,38 +87,31 @@ def _suggest(api: str) -> str:
     return f"; did you mean {', '.join(near)}?" if near else ""
 
 
+_SUGGESTION_NAMESPACES = ("torch", "torch.nn.functional", "torch.nn", "torch.Tensor", "torch.linalg", "torch.special",
+                          "torch.fft")
+
+
 def near_apis(api: str, n: int = 5) -> list[str]:
-    """Public names close to `api` in the namespace its prefix resolves to (or torch's common ones)."""
-    parts = api.split(".")
+    """Accepted public names close to `api` in torch's common namespaces."""
+    parts = str(api).split(".")
     candidates: list[str] = []
-    for prefix in ("torch", "torch.nn.functional", "torch.nn", "torch.Tensor", "torch.linalg", "torch.special", "torch.fft"):
-        try:
-            ns = resolve_qualified_quiet(prefix)
-        except Exception:
-            continue
+    for prefix in _SUGGESTION_NAMESPACES:
+        ns: Any = torch
+        for attr in prefix.split(".")[1:]:
+            ns = getattr(ns, attr)
         candidates += [f"{prefix}.{n_}" for n_ in dir(ns) if not n_.startswith("_")]
-    full = difflib.get_close_matches(api, candidates, n=n, cutoff=0.75)
+    full = [c for c in difflib.get_close_matches(str(api), candidates, n=3 * n, cutoff=0.75) if is_public_api(c)]
     if full:
-        return full
+        return full[:n]
     tail = parts[-1]
     by_tail = {c.rsplit(".", 1)[1]: c for c in candidates}
-    return [by_tail[t] for t in difflib.get_close_matches(tail, list(by_tail), n=n, cutoff=0.7)]
-
-
-def resolve_qualified_quiet(api: str) -> Any:
-    parts = api.split(".")
-    obj: Any = importlib.import_module(parts[0])
-    for attr in parts[1:]:
-        obj = getattr(obj, attr)
-    return obj
+    near = [by_tail[t] for t in difflib.get_close_matches(tail, list(by_tail), n=3 * n, cutoff=0.7)]
+    return [c for c in near if is_public_api(c)][:n]
 
 
 def api_exists(api: str) -> bool:
-    try:
-        resolve_qualified(api)
-    except TargetError:
-        return False
-    return True
+    """Whether `api` is an accepted public torch callable (see fuzz_core.api_names)."""
+    return is_public_api(api)
 
 
 def build_target(api: str, code: str | None = None) -> Target:

@@ -82,16 +82,18 @@ def fuzz_api(
     cli = get_ctx(ctx)
     as_json = cli.json or json_output
     from fuzz_core.kinds import KIND_MODE_PAIRS, UnknownKind, resolve_kind
-    from fuzz_core.target import api_exists, near_apis
+    from fuzz_core.api_names import rejection_reason
+    from fuzz_core.target import near_apis
 
     try:
         kind = resolve_kind(pattern)
     except UnknownKind as exc:
         fail(str(exc), code=EXIT_USAGE)
-    if not api_exists(api):
+    refused = rejection_reason(api)
+    if refused is not None:
         near = near_apis(api)
         hint = f"; did you mean {', '.join(near)}?" if near else ""
-        fail(f"unknown API {api!r}{hint}", code=EXIT_USAGE)
+        fail(f"API {api!r} rejected: {refused}{hint}", code=EXIT_USAGE)
     try:
         parsed = parse_budget(budget)
     except ValueError as exc:

@@ -7,6 +7,7 @@ import torch
 
 from fuzz_core import HarnessSpec, run_harness
 from fuzz_core.saved_inputs import load_inputs
+from fuzz_core.spec import SpecError
 from tests.fuzz_core.planted import LAYOUT_BUG, LAYOUT_MORE_ACCURATE
 
 
@@ -65,8 +66,8 @@ def test_broken_harnesses_are_errors_not_findings(tmp_path) -> None:
     broken = run_harness(HarnessSpec(api="x.y", input_source="code", code="def target(x):\n    return x\n"),
                          max_executions=3, workdir=tmp_path)
     assert broken.verdict == "error" and "make_inputs" in broken.reason
-    unknown = run_harness(HarnessSpec(api="torch.not_an_op"), max_executions=3, workdir=tmp_path)
-    assert unknown.verdict == "error" and "unknown API" in unknown.reason
+    with pytest.raises(SpecError, match="torch has no torch.not_an_op"):  # an unknown API is no spec at all
+        HarnessSpec(api="torch.not_an_op")
 
 
 def test_random_op_is_compared_under_a_reseeded_rng(tmp_path) -> None:
