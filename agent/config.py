@@ -26,6 +26,8 @@ ENV_FIELDS: dict[str, str] = {
     "TRANSFUZZ_MODEL": "model",
     "GITHUB_TOKEN": "github_token",
     "TRANSFUZZ_ARTIFACTS_DIR": "artifacts_dir",
+    "TRANSFUZZ_EMBEDDING_MODEL": "embedding_model",
+    "TRANSFUZZ_DESCRIBE_MAX_CALLS": "describe_max_calls",
 }
 
 
@@ -44,6 +46,10 @@ class Settings(BaseModel):
     llm_token_budget: int = 2_000_000
     # Saved failing inputs and worker scratch space; evidence and exported repros point here.
     artifacts_dir: str = "transfuzz-artifacts"
+    # Embeddings model served by the endpoint's /v1/embeddings; unset = TF-IDF matching only.
+    embedding_model: str | None = None
+    # LLM calls per transfer run spent describing inventory APIs (batched, resumable across runs).
+    describe_max_calls: int = 10
 
     @field_validator("llm", mode="before")
     @classmethod

@@ -15,16 +15,17 @@ from db.store import Store
 
 
 def transfer_stage(store: Store, settings: Settings, *, top_k: int = 5, limit: int | None = None,
-                   refresh: bool = False, err: Console | None = None) -> dict[str, Any]:
+                   refresh: bool = False, err: Console | None = None, matcher: str = "auto") -> dict[str, Any]:
     from agent.harness.stage import generate_harnesses, unsupported_mode
     from agent.inventory.enumerate import opinfo_api_names
     from agent.inventory.refresh import refresh_inventory
+    from agent.transfer.matcher import choose_matcher
     from agent.transfer.stage import run_transfer
 
     if err is not None:
         err.print("transfer: checking the API inventory …", highlight=False)
     inventory = refresh_inventory(store, force=refresh)
-    check = code_writer = None
+    check = code_writer = backend = None
     if settings.effective_llm == "openai":
         from agent.harness.llm_code import make_code_writer
         from agent.llm.factory import make_backend
@@ -32,9 +33,10 @@ def transfer_stage(store: Store, settings: Settings, *, top_k: int = 5, limit: i
 
         backend = make_backend(settings, store)
         check, code_writer = make_check(backend), make_code_writer(backend)
+    matching = choose_matcher(store, settings, matcher, backend=backend)
     source_profile = _source_profile_fn()
     transfer = run_transfer(store, top_k=top_k, limit=limit, check=check, source_profile=source_profile,
-                            unsupported_mode=unsupported_mode)
+                            unsupported_mode=unsupported_mode, similarity=matching.factory)
     harnesses = generate_harnesses(store, opinfo_api_names(), code_writer=code_writer)
     return {
         "inventory_apis": inventory.apis,
@@ -46,6 +48,7 @@ def transfer_stage(store: Store, settings: Settings, *, top_k: int = 5, limit: i
         "unsupported_patterns": transfer.unsupported,
         "harnesses": harnesses.harnesses,
         "harnesses_with_llm_code": harnesses.llm_code,
+        **matching.summary_fields(),
         "targets": {str(k): v for k, v in transfer.per_pattern.items()},
     }
 

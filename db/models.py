@@ -237,3 +237,44 @@ class InventorySnapshot(Base):
     api_count: Mapped[int] = mapped_column(Integer, default=0)
     source: Mapped[str] = mapped_column(String(50), default="offline")
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class ApiDescription(Base):
+    """An LLM's functional description of one API, per (torch version, API, prompt version, model).
+
+    Kept apart from ``api_semantics`` (introspection, rebuilt per torch version) so a paid
+    description survives an inventory refresh and a run resumes with the APIs still missing.
+    """
+
+    __tablename__ = "api_descriptions"
+    __table_args__ = (UniqueConstraint("torch_version", "api", "prompt_version", "model"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    torch_version: Mapped[str] = mapped_column(String(50))
+    api: Mapped[str] = mapped_column(String(300))
+    prompt_version: Mapped[str] = mapped_column(String(50))
+    model: Mapped[str] = mapped_column(String(200))
+    category: Mapped[str] = mapped_column(String(50), default="other")
+    summary: Mapped[str] = mapped_column(Text, default="")
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class ApiEmbedding(Base):
+    """Cached embedding vector of one API's description text, per (model, torch version, API).
+
+    ``text_hash`` is the sha256 of the embedded text: a changed description is embedded again.
+    The vector is a plain JSON float array on both databases (see Note [Vector storage] in
+    agent/transfer/embeddings.py).
+    """
+
+    __tablename__ = "api_embeddings"
+    __table_args__ = (UniqueConstraint("model", "torch_version", "api"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    model: Mapped[str] = mapped_column(String(200))
+    torch_version: Mapped[str] = mapped_column(String(50))
+    api: Mapped[str] = mapped_column(String(300))
+    text_hash: Mapped[str] = mapped_column(String(64))
+    dims: Mapped[int] = mapped_column(Integer)
+    vector: Mapped[list[Any]] = mapped_column(default=list)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)

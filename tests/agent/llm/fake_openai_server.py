@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
+import math
+import re
 import threading
 import time
 from collections import deque
@@ -32,9 +35,28 @@ def _message(reply: Reply) -> dict[str, Any]:
     return {"role": "assistant", "content": None, "tool_calls": [call]}
 
 
+def bag_of_words_vector(text: str, synonyms: dict[str, str] | None = None, dims: int = 64) -> list[float]:
+    """The /v1/embeddings answer: hashed bag of words, each word first mapped through ``synonyms``.
+
+    Deterministic, and meaningful in one controlled way: words a test declares synonyms land in
+    the same dimension, so a test can tell ranking by these vectors from ranking by TF-IDF.
+    """
+    vector = [0.0] * dims
+    for word in re.findall(r"[a-z][a-z0-9]+", text.lower()):
+        concept = (synonyms or {}).get(word, word)
+        digest = hashlib.sha256(concept.encode()).digest()
+        vector[digest[0] % dims] += 1.0 if digest[1] % 2 else -1.0
+    norm = math.sqrt(sum(x * x for x in vector)) or 1.0
+    return [x / norm for x in vector]
+
+
 class ScriptedServer:
-    def __init__(self, replies: list[Reply]) -> None:
+    def __init__(self, replies: list[Reply], *, embedding_synonyms: dict[str, str] | None = None,
+                 embedding_faults: list[Reply] | None = None) -> None:
         self.replies: deque[Reply] = deque(replies)
+        self.embedding_synonyms = embedding_synonyms or {}
+        self.embedding_faults: deque[Reply] = deque(embedding_faults or [])  # answered before any vector
+        self.embedding_requests: list[dict[str, Any]] = []
         self.requests: list[dict[str, Any]] = []
         server = self
 
@@ -45,6 +67,9 @@ class ScriptedServer:
             def do_POST(self) -> None:  # noqa: N802 - http.server's naming
                 length = int(self.headers.get("content-length", 0))
                 body = json.loads(self.rfile.read(length) or b"{}")
+                if self.path.rstrip("/").endswith("/embeddings"):
+                    self._embeddings(body)
+                    return
                 server.requests.append({"path": self.path, "body": body})
                 reply = server.replies.popleft() if server.replies else Reply(status=500)
                 if reply.delay_s:
@@ -74,6 +99,23 @@ class ScriptedServer:
                     }
                 )
                 self._send(200, payload, reply.headers)
+
+            def _embeddings(self, body: dict[str, Any]) -> None:
+                server.embedding_requests.append(body)
+                fault = server.embedding_faults.popleft() if server.embedding_faults else None
+                if fault is not None:
+                    time.sleep(fault.delay_s)
+                    payload = json.dumps({"error": {"message": f"scripted {fault.status}", "type": "scripted"}})
+                    self._send(fault.status, payload, fault.headers)
+                    return
+                texts = body.get("input") or []
+                texts = [texts] if isinstance(texts, str) else texts
+                data = [{"object": "embedding", "index": i,
+                         "embedding": bag_of_words_vector(str(t), server.embedding_synonyms)} for i, t in enumerate(texts)]
+                tokens = sum(len(str(t).split()) for t in texts)
+                payload = json.dumps({"object": "list", "data": data, "model": body.get("model", "scripted"),
+                                      "usage": {"prompt_tokens": tokens, "total_tokens": tokens}})
+                self._send(200, payload, {})
 
             def _send(self, status: int, payload: str, headers: dict[str, str]) -> None:
                 data = payload.encode()

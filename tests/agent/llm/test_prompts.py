@@ -13,6 +13,7 @@ EXPECTED_VARIABLES = {
     "api_semantics": {"api", "signature", "doc"},
     "transfer_check": {"pattern_formal", "source_semantics", "target_api", "target_semantics"},
     "harness_code": {"target_api", "target_semantics", "pattern_formal", "trigger"},
+    "api_describe": {"apis"},
 }
 
 

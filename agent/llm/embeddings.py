@@ -1,0 +1,86 @@
+"""Embeddings from an OpenAI-compatible ``/v1/embeddings`` endpoint, batched, with a timeout.
+
+The key is handed to the openai SDK only; messages name the base URL and the model, never it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from agent.config import Settings
+from agent.llm.errors import LlmConfigError, LlmTimeoutError, LlmTransportError
+
+DEFAULT_BATCH = 128
+
+
+@dataclass
+class EmbeddingsUsage:
+    requests: int = 0
+    texts: int = 0
+    prompt_tokens: int = 0
+    latencies_ms: list[float] = field(default_factory=list)
+
+
+class EmbeddingsClient:
+    """``embed(texts)`` returns one vector per text, in order, asking ``batch_size`` texts a request."""
+
+    def __init__(self, *, model: str, base_url: str | None, api_key: str | None = None, timeout_s: float = 60.0,
+                 max_retries: int = 2, batch_size: int = DEFAULT_BATCH) -> None:
+        import openai
+
+        self.model = model
+        self.base_url = base_url or "https://api.openai.com/v1"
+        self.batch_size = max(1, batch_size)
+        self.usage = EmbeddingsUsage()
+        # Local servers need some key; the SDK refuses to start without one.
+        self._client = openai.OpenAI(base_url=base_url, api_key=api_key or "not-needed", timeout=timeout_s,
+                                     max_retries=max_retries)
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        vectors: list[list[float]] = []
+        for start in range(0, len(texts), self.batch_size):
+            vectors.extend(self._embed_batch(list(texts[start:start + self.batch_size])))
+        return vectors
+
+    def _embed_batch(self, batch: list[str]) -> list[list[float]]:
+        import time
+
+        import openai
+
+        started = time.perf_counter()
+        where = f"{self.base_url} (embeddings, model {self.model})"
+        try:
+            response = self._client.embeddings.create(model=self.model, input=batch, encoding_format="float")
+        except openai.APITimeoutError:
+            raise LlmTimeoutError(f"{where}: no answer within the timeout") from None
+        except openai.APIStatusError as exc:
+            raise LlmTransportError(f"{where}: HTTP {exc.status_code}") from None
+        except openai.APIConnectionError as exc:
+            raise LlmTransportError(f"{where}: cannot connect ({type(exc).__name__})") from None
+        self.usage.requests += 1
+        self.usage.texts += len(batch)
+        self.usage.latencies_ms.append((time.perf_counter() - started) * 1000)
+        self.usage.prompt_tokens += int(getattr(response.usage, "prompt_tokens", 0) or 0)
+        data = sorted(response.data, key=lambda d: d.index)
+        if len(data) != len(batch) or any(not d.embedding for d in data):
+            raise LlmTransportError(f"{where}: answered {len(data)} vectors for {len(batch)} texts")
+        dims = {len(d.embedding) for d in data}
+        if len(dims) != 1:
+            raise LlmTransportError(f"{where}: vectors of different lengths {sorted(dims)}")
+        return [[float(x) for x in d.embedding] for d in data]
+
+
+def embeddings_configured(settings: Settings) -> bool:
+    """An embeddings model is named and an endpoint (local URL or key) is configured."""
+    return bool(settings.embedding_model) and bool(settings.openai_base_url or settings.openai_api_key)
+
+
+def make_embeddings_client(settings: Settings) -> EmbeddingsClient:
+    if not settings.embedding_model:
+        raise LlmConfigError("embeddings need TRANSFUZZ_EMBEDDING_MODEL (the endpoint's embeddings model)")
+    if not (settings.openai_base_url or settings.openai_api_key):
+        raise LlmConfigError("embeddings need OPENAI_BASE_URL (a local server) or OPENAI_API_KEY")
+    key = settings.openai_api_key.get_secret_value() if settings.openai_api_key else None
+    return EmbeddingsClient(model=settings.embedding_model, base_url=settings.openai_base_url, api_key=key,
+                            timeout_s=settings.llm_timeout_s)
