@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import sys
 import traceback
 from typing import Any
@@ -20,8 +21,8 @@ def _open_channel() -> Any:
 class ProgressFile:
     """Each input's recipe is written here BEFORE it runs, so a crash or hang still names its input."""
 
-    def __init__(self, path: str) -> None:
-        self.fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o600)
+    def __init__(self, fd: int) -> None:
+        self.fd = fd  # opened by the pool on a file outside the worker's writable folder
 
     def write(self, record: dict[str, Any]) -> None:
         data = json.dumps(record, separators=(",", ":")).encode()
@@ -30,7 +31,7 @@ class ProgressFile:
 
 
 def main() -> int:
-    progress_path = sys.argv[1]
+    progress_fd = int(sys.argv[1])
     channel = _open_channel()
     import torch  # noqa: F401 - import before saying ready, so task timeouts do not include it
 
@@ -42,7 +43,7 @@ def main() -> int:
     from fuzz_core.runner import replay_input, run_harness
     from fuzz_core.spec import HarnessSpec
 
-    progress = ProgressFile(progress_path)
+    progress = ProgressFile(progress_fd)
     channel.write(json.dumps({"ready": True, "pid": os.getpid()}) + "\n")
     for line in sys.stdin:
         if not line.strip():
@@ -64,6 +65,8 @@ def main() -> int:
         except Exception as exc:  # a tool bug: report it, keep serving
             answer = {"ok": False, "error": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc()[-3000:]}
         answer["id"] = task.get("id")
+        usage = resource.getrusage(resource.RUSAGE_SELF)
+        answer["cpu_s"] = round(usage.ru_utime + usage.ru_stime, 3)  # the pool recycles a worker near its CPU rlimit
         channel.write(json.dumps(answer, default=str) + "\n")
     return 0
 

@@ -1,4 +1,9 @@
-"""A pool of sandboxed worker processes that run harness specs; crashes and hangs become verdicts."""
+"""A pool of sandboxed worker processes that run harness specs; crashes and hangs become verdicts.
+
+Each worker is a long-lived Python inside bubblewrap (fuzz_core.sandbox) that sees one private writable
+folder (its tasks' workdirs, its HOME and TMPDIR) and the pool's private inductor cache. Its log and its
+progress file stay outside that folder; the progress file reaches it as an inherited descriptor.
+"""
 
 from __future__ import annotations
 
@@ -18,7 +23,7 @@ from typing import Any, Iterable, Iterator
 
 from fuzz_core import result as V
 from fuzz_core.result import HarnessResult
-from fuzz_core.sandbox import limits, signal_name, worker_environment
+from fuzz_core.sandbox import Limits, bwrap_command, python_paths, require_bwrap, signal_name, worker_environment
 from fuzz_core.spec import HarnessSpec
 
 PACKAGE_ROOT = Path(__file__).resolve().parent.parent
@@ -40,29 +45,47 @@ class _Worker:
         self.index = index
         self.pool = pool
         self.proc: subprocess.Popen[str] | None = None
-        self.dir = Path(tempfile.mkdtemp(prefix=f"tf_worker{index}_", dir=pool.root))
+        self.dir = Path(tempfile.mkdtemp(prefix=f"tf_worker{index}_", dir=pool.root))  # 0700, parent only
+        self.home = self.dir / "home"  # the one folder the sandboxed worker may write (besides the cache)
         self.progress_path = self.dir / "progress.json"
         self.log_path = self.dir / "worker.log"
         self.started = 0
+        self.cpu_s = 0.0
+
+    def task_dir(self, task_id: int, spec_id: str) -> Path:
+        return self.home / f"task_{task_id}_{spec_id}"
 
     def start(self) -> None:
-        temp = self.dir / "tmp"
-        temp.mkdir(exist_ok=True)
-        env = worker_environment(os.environ, temp_dir=temp, package_root=PACKAGE_ROOT, threads=self.pool.threads,
-                                 inductor_cache=self.pool.inductor_cache)
+        temp = self.home / "tmp"
+        temp.mkdir(parents=True, exist_ok=True)
+        env = worker_environment(os.environ, temp_dir=temp, home=self.home, package_root=PACKAGE_ROOT,
+                                 threads=self.pool.threads, inductor_cache=self.pool.inductor_cache)
         self.progress_path.write_text("")
+        progress_fd = os.open(self.progress_path, os.O_WRONLY)
+        command = [sys.executable, "-X", "faulthandler", "-m", "fuzz_core.worker_main", str(progress_fd)] + (
+            ["--preload-opinfo"] if self.pool.preload_opinfo else [])
+        if self.pool.bwrap is not None:
+            command = bwrap_command(command, writable=[self.home, self.pool.inductor_cache],
+                                    readonly=python_paths(PACKAGE_ROOT / "fuzz_core"), env=env, cwd=self.home,
+                                    bwrap=self.pool.bwrap)
+            env = {}
         log = open(self.log_path, "ab")
-        self.proc = subprocess.Popen(
-            [sys.executable, "-X", "faulthandler", "-m", "fuzz_core.worker_main", str(self.progress_path)]
-            + (["--preload-opinfo"] if self.pool.preload_opinfo else []),
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, text=True, cwd=str(self.dir), env=env,
-            preexec_fn=limits(self.pool.memory_limit_mb), start_new_session=True,
-        )
-        log.close()
+        try:
+            self.proc = subprocess.Popen(
+                command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, text=True, cwd=str(self.home),
+                env=env, pass_fds=(progress_fd,), preexec_fn=self.pool.limits.apply, start_new_session=True,
+            )
+        finally:
+            log.close()
+            os.close(progress_fd)
         self.started += 1
+        self.cpu_s = 0.0
         ready = self._read(STARTUP_TIMEOUT_S)
         if not ready.get("ready"):
             raise RuntimeError(f"worker {self.index} did not start: {ready}")
+
+    def ended(self, returncode: int) -> str:
+        return signal_name(returncode, sandboxed=self.pool.bwrap is not None)
 
     def alive(self) -> bool:
         return self.proc is not None and self.proc.poll() is None
@@ -101,11 +124,11 @@ class _Worker:
                 # EOF: the process died.
                 rc = self.proc.wait()
                 self.proc = None
-                raise WorkerDied("crash", signal_name(rc))
+                raise WorkerDied("crash", self.ended(rc))
             if self.proc.poll() is not None:
                 rc = self.proc.returncode
                 self.proc = None
-                raise WorkerDied("crash", signal_name(rc))
+                raise WorkerDied("crash", self.ended(rc))
 
     def call(self, message: dict[str, Any], timeout_s: float) -> dict[str, Any]:
         if not self.alive():
@@ -117,7 +140,7 @@ class _Worker:
         except BrokenPipeError:
             rc = self.proc.wait()
             self.proc = None
-            raise WorkerDied("crash", signal_name(rc)) from None
+            raise WorkerDied("crash", self.ended(rc)) from None
         return self._read(timeout_s)
 
     def last_progress(self) -> dict[str, Any]:
@@ -139,9 +162,14 @@ class WorkerPool:
 
     def __init__(self, n_workers: int = 2, task_timeout_s: float = 120.0, memory_limit_mb: int | None = 8192, *,
                  threads: int | None = 1, workdir: str | os.PathLike[str] | None = None,
-                 inductor_cache: str | os.PathLike[str] | None = None, preload_opinfo: bool = True) -> None:
+                 inductor_cache: str | os.PathLike[str] | None = None, preload_opinfo: bool = True,
+                 sandbox: bool = True, bwrap: str | None = None, limits: Limits | None = None) -> None:
+        """`sandbox=False` runs workers without bubblewrap (trusted local use only); with the default the pool
+        refuses to start (SandboxUnavailable, saying how to install it) where bwrap is missing or broken."""
         if n_workers < 1:
             raise ValueError("n_workers must be at least 1")
+        self.bwrap = require_bwrap(bwrap) if sandbox else None
+        self.limits = limits if limits is not None else Limits(memory_mb=memory_limit_mb)
         self.n_workers = n_workers
         self.task_timeout_s = task_timeout_s
         self.memory_limit_mb = memory_limit_mb
@@ -150,8 +178,11 @@ class WorkerPool:
         self._own_root = workdir is None
         self.root = Path(workdir) if workdir is not None else Path(tempfile.mkdtemp(prefix="transfuzz_pool_"))
         self.root.mkdir(parents=True, exist_ok=True)
-        default_cache = Path(tempfile.gettempdir()) / "transfuzz_inductor_cache"
-        self.inductor_cache = Path(inductor_cache) if inductor_cache is not None else default_cache
+        # Compiled kernels are code that later runs: the cache is private to this pool (or the campaign that
+        # passes one in), mode 0700, never a fixed folder in the shared temp dir.
+        self.inductor_cache = Path(inductor_cache) if inductor_cache is not None else self.root / "inductor_cache"
+        self.inductor_cache.mkdir(mode=0o700, parents=True, exist_ok=True)
+        self.inductor_cache.chmod(0o700)
         self._tasks: queue.Queue[tuple[int, HarnessSpec, float | None, int | None, Future[HarnessResult]] | None] = (
             queue.Queue())
         self._threads: list[threading.Thread] = []
@@ -215,7 +246,7 @@ class WorkerPool:
     def _run_task(self, worker: _Worker, task_id: int, spec: HarnessSpec, budget_s: float | None,
                   max_executions: int | None) -> HarnessResult:
         budget = budget_s if budget_s is not None else spec.budget_s
-        workdir = self.root / f"task_{task_id}_{spec.spec_id}"
+        workdir = worker.task_dir(task_id, spec.spec_id)
         message = {"op": "run", "id": task_id, "spec": spec.to_dict(), "budget_s": budget,
                    "max_executions": max_executions, "workdir": str(workdir)}
         start = time.monotonic()
@@ -223,10 +254,17 @@ class WorkerPool:
             answer = worker.call(message, self.task_timeout_s + (budget or 0.0))
         except WorkerDied as died:
             return self._died(worker, spec, task_id, died, time.monotonic() - start, workdir)
+        self._recycle_if_worn(worker, answer)
         if not answer.get("ok"):
             return HarnessResult(V.ERROR, f"worker error: {answer.get('error')}", elapsed_s=time.monotonic() - start,
                                  evidence={"traceback": answer.get("traceback", "")}, spec_id=spec.spec_id)
         return HarnessResult.from_dict(answer["result"])
+
+    def _recycle_if_worn(self, worker: _Worker, answer: dict[str, Any]) -> None:
+        """A worker near its CPU-seconds rlimit is replaced between tasks, so the limit never ends a task."""
+        worker.cpu_s = float(answer.get("cpu_s") or 0.0)
+        if self.limits.cpu_s and worker.cpu_s > self.limits.cpu_s / 2:
+            worker.kill()
 
     def _died(self, worker: _Worker, spec: HarnessSpec, task_id: int, died: WorkerDied, elapsed: float,
               workdir: Path) -> HarnessResult:
