@@ -25,19 +25,19 @@ def transfer_stage(store: Store, settings: Settings, *, top_k: int = 5, limit: i
     if err is not None:
         err.print("transfer: checking the API inventory …", highlight=False)
     inventory = refresh_inventory(store, force=refresh)
-    check = code_writer = backend = None
+    check = input_writer = backend = None
     if settings.effective_llm == "openai":
-        from agent.harness.llm_code import make_code_writer
+        from agent.harness.llm_inputs import make_input_writer
         from agent.llm.factory import make_backend
         from agent.transfer.llm_check import make_check
 
         backend = make_backend(settings, store)
-        check, code_writer = make_check(backend), make_code_writer(backend)
+        check, input_writer = make_check(backend), make_input_writer(backend)
     matching = choose_matcher(store, settings, matcher, backend=backend)
     source_profile = _source_profile_fn()
     transfer = run_transfer(store, top_k=top_k, limit=limit, check=check, source_profile=source_profile,
                             unsupported_mode=unsupported_mode, similarity=matching.factory)
-    harnesses = generate_harnesses(store, opinfo_api_names(), code_writer=code_writer)
+    harnesses = generate_harnesses(store, opinfo_api_names(), input_writer=input_writer)
     return {
         "inventory_apis": inventory.apis,
         "inventory_refreshed": inventory.refreshed,
@@ -47,7 +47,9 @@ def transfer_stage(store: Store, settings: Settings, *, top_k: int = 5, limit: i
         "unparsable_patterns": transfer.unparsable,
         "unsupported_patterns": transfer.unsupported,
         "harnesses": harnesses.harnesses,
-        "harnesses_with_llm_code": harnesses.llm_code,
+        "harnesses_with_llm_inputs": harnesses.llm_inputs,
+        "llm_inputs_rejected": harnesses.llm_inputs_rejected,
+        "llm_inputs_unavailable": harnesses.llm_inputs_unavailable,
         **matching.summary_fields(),
         "targets": {str(k): v for k, v in transfer.per_pattern.items()},
     }

@@ -152,6 +152,11 @@ def run_campaign(store: Store, config: CampaignConfig, *, on_result: ResultCallb
                         claimed.add(hid)
                     left = max(config.min_harness_budget_s, min(per_task, deadline - time.monotonic()))
                     try:
+                        if spec_dict.get("input_source") == "code" or spec_dict.get("code"):
+                            # Note [No stored code]: the pipeline stores data-only specs (inputs from OpInfo,
+                            # signatures or a typed description). Code in a database row was put there by
+                            # someone else, so it is refused; trusted callers run code specs in-process.
+                            raise SpecError("stored specs never carry code; input_source 'code' is refused here")
                         spec = HarnessSpec.from_dict({**spec_dict, "budget_s": left})
                     except (SpecError, TypeError) as exc:  # a stored spec the engine cannot rebuild: a tool bug
                         persist(hid, HarnessResult(verdict="error", reason=f"harness spec does not load: {exc}"))

@@ -1,16 +1,16 @@
 """Run exported repro scripts in a sandboxed interpreter and compare their exit code with the verdict.
 
-Repro scripts may carry code that came from an issue or an LLM, so they never run in this
-process: each gets a fresh ``python -I`` (isolated: no user site, no PYTHON* variables), its
-own temporary directory as cwd and HOME, an environment holding only PATH and locale (no
-tokens or keys), no core dumps, a new session so a timeout kills it and its children, and a
-wall-clock limit.
+Repro scripts may carry data that came from an issue or an LLM, so they never run in this process,
+nor with its view of the machine: each gets a fresh ``python -I`` inside the same bubblewrap sandbox
+as the fuzz workers (fuzz_core.sandbox: no network, own namespaces, read-only system and venv, the
+script and its inputs read-only, a private temporary directory as cwd and HOME, an environment holding
+only PATH and locale, rlimits), and a wall-clock limit after which the whole sandbox is killed.
+Without bubblewrap it refuses (SandboxUnavailable) unless the caller passes ``sandbox=False``.
 """
 
 from __future__ import annotations
 
 import os
-import resource
 import signal
 import subprocess
 import sys
@@ -18,6 +18,8 @@ import tempfile
 from pathlib import Path
 
 from pydantic import BaseModel
+
+from fuzz_core.sandbox import Limits, bwrap_command, python_paths, require_bwrap
 
 # The exit code a repro must give for each verdict; verdicts absent here promise nothing.
 EXPECTED_EXIT = {"confirmed": 1, "passed": 0, "not_applicable": 0}
@@ -36,8 +38,7 @@ class ReproCheck(BaseModel):
     seconds: float
 
 
-def _limits() -> None:  # runs in the child before exec
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+REPRO_LIMITS = Limits(memory_mb=8192, cpu_s=3600)
 
 
 def _sandbox_env(home: str) -> dict[str, str]:
@@ -46,24 +47,46 @@ def _sandbox_env(home: str) -> dict[str, str]:
     return env
 
 
+def repro_command(script: Path, args: list[str], workdir: str, bwrap: str | None) -> tuple[list[str], dict[str, str]]:
+    """The argv and environment that run one repro; inside bwrap the script and file arguments are read-only."""
+    command = [sys.executable, "-I", str(script.resolve()), *args]
+    env = _sandbox_env(workdir)
+    if bwrap is None:
+        return command, env
+    files = [script.resolve()] + [Path(a) for a in args if os.path.isabs(a) and os.path.exists(a)]
+    argv = bwrap_command(command, writable=[Path(workdir)], readonly=python_paths() + files, env=env,
+                         cwd=Path(workdir), bwrap=bwrap)
+    return argv, {}
+
+
 def run_repro(
-    script: Path, *, finding_id: int, verdict: str, args: list[str] | None = None, timeout_s: float = 120.0
+    script: Path,
+    *,
+    finding_id: int,
+    verdict: str,
+    args: list[str] | None = None,
+    timeout_s: float = 120.0,
+    sandbox: bool = True,
+    bwrap: str | None = None,
 ) -> ReproCheck:
+    """Run one repro; `sandbox=False` (trusted local use only) runs it without bubblewrap."""
     import time
 
+    tool = require_bwrap(bwrap) if sandbox else None
     expected = EXPECTED_EXIT.get(verdict)
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="transfuzz-repro-") as workdir:
+        command, env = repro_command(script, list(args or []), workdir, tool)
         process = subprocess.Popen(
-            [sys.executable, "-I", str(script.resolve()), *(args or [])],
+            command,
             cwd=workdir,
-            env=_sandbox_env(workdir),
+            env=env,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             text=True,
             start_new_session=True,
-            preexec_fn=_limits,
+            preexec_fn=REPRO_LIMITS.apply,
         )
         try:
             output, _ = process.communicate(timeout=timeout_s)

@@ -16,7 +16,7 @@ from typing import Any
 
 from agent.llm.errors import LlmConfigError
 
-PROMPT_NAMES: tuple[str, ...] = ("triage", "pattern", "api_semantics", "transfer_check", "harness_code", "api_describe")
+PROMPT_NAMES: tuple[str, ...] = ("triage", "pattern", "api_semantics", "transfer_check", "harness_inputs", "api_describe")
 _VARIABLE_RE = re.compile(r"\{\{\{?\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}?\}\}")
 
 

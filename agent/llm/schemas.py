@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from typing import Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from agent.patterns import BugPattern, Trigger
+from fuzz_core.inputs import description
+from fuzz_core.spec import SPECIAL_VALUES
 
 # The false-alarm classes of research/false_alarms.md that triage may name.
 FalseAlarmClass = Literal[
@@ -99,17 +101,62 @@ class TransferCheck(BaseModel):
     adapted_trigger: Trigger = Field(default_factory=Trigger)
 
 
-class HarnessCode(BaseModel):
-    """Harness step: input-generator code for an API the built-in generators cannot feed."""
+# Vocabularies of the harness-inputs step come from fuzz_core, which validates again when it runs.
+TensorDtype = Literal[description.TENSOR_DTYPES]  # type: ignore[valid-type]
+SpecialValue = Literal[SPECIAL_VALUES]  # type: ignore[valid-type]
+TensorLayout = Literal[description.LAYOUTS]  # type: ignore[valid-type]
+ArgumentKind = Literal[description.ARGUMENT_KINDS]  # type: ignore[valid-type]
+
+
+class TensorInput(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    shape: list[int] = Field(max_length=description.MAX_RANK,
+                             description=f"Sizes; at most {description.MAX_NUMEL} elements per tensor.")
+    dtype: TensorDtype | None = Field(default=None, description="null: the harness's floating dtype.")
+    low: float | None = Field(default=None, description="Values drawn from [low, high]; null: standard normal.")
+    high: float | None = None
+    special_values: list[SpecialValue] = Field(default_factory=list, description="Each placed once (floating only).")
+    layout: TensorLayout = "contiguous"
+    requires_grad: bool = False
+
+
+class InputArgument(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    kind: ArgumentKind
+    tensor: TensorInput | None = Field(default=None, description="Only for kind 'tensor'.")
+    value: bool | int | float | str | list[int] | None = Field(
+        default=None, description="The literal for the other kinds; strings only from torch's mode/reduction names.")
+
+
+class HarnessInputs(BaseModel):
+    """Harness step: a typed description of the inputs of an API the built-in generators cannot feed.
+
+    Data only (Note [Described inputs] in fuzz_core/inputs/description.py): the answer is checked
+    against fuzz_core's vocabularies and bounds here, so a failing answer gets the repair round.
+    """
 
     model_config = ConfigDict(extra="forbid")
 
-    code: str = Field(description="Python source defining make_inputs(seed) -> (args, kwargs).")
-    rationale: str = ""
+    args: list[InputArgument] = Field(default_factory=list, max_length=description.MAX_ARGS)
+    kwargs: dict[str, InputArgument] = Field(default_factory=dict)
+    constructor_kwargs: dict[str, InputArgument] = Field(
+        default_factory=dict, description="nn.Module classes only: the constructor's keyword arguments (literals).")
+    rationale: str = Field(default="", max_length=2000)
+
+    @model_validator(mode="after")
+    def _fits_the_fuzz_core(self) -> HarnessInputs:
+        self.to_description()
+        return self
+
+    def to_description(self) -> description.InputDescription:
+        """fuzz_core's dataclass for this answer; raises DescriptionError (a ValueError) with the field's path."""
+        return description.InputDescription.from_dict(self.model_dump(mode="json", exclude={"rationale"}))
 
 
 __all__ = [
-    "HarnessCode",
+    "HarnessInputs",
     "FALSE_ALARM_CLASSES",
     "ApiParameter",
     "ApiSemanticsModel",

@@ -11,9 +11,9 @@ from db.store import Store
 from fuzz_core import WorkerPool
 from tests.db.fixtures import add_issue_with_pattern
 
-CODE = "def make_inputs(seed):\n    return (torch.randn(4, 6, generator=torch.Generator().manual_seed(seed)),), {}\n"
+INPUTS = {"args": [{"kind": "tensor", "tensor": {"shape": [4, 6]}}]}
 GOOD = {"api": "torch.relu", "reference_mode": "eager", "test_mode": "layout:noncontiguous",
-        "input_source": "code", "code": CODE, "seed": 3, "kind": "Layout_Mismatch"}
+        "input_source": "described", "inputs": INPUTS, "seed": 3, "kind": "Layout_Mismatch"}
 
 
 def test_campaign_stores_every_result_and_survives_a_broken_spec(store: Store, tmp_path) -> None:
@@ -33,3 +33,19 @@ def test_campaign_stores_every_result_and_survives_a_broken_spec(store: Store, t
         assert findings[bad_id].verdict == "error" and "does not load" in findings[bad_id].reason
         run = session.get(models.Run, summary.run_id)
         assert run.counters["verdict:passed"] == 1 and run.exit_reason == "completed"
+
+
+def test_campaign_refuses_a_stored_spec_that_carries_code(store: Store, tmp_path) -> None:
+    """Note [No stored code]: code in a database row is refused, however valid it looks."""
+    pattern_id = add_issue_with_pattern(store)
+    marker = tmp_path / "ran"
+    code = f"def make_inputs(seed):\n    open({str(marker)!r}, 'w').close()\n    return (torch.ones(3),), {{}}\n"
+    with store.session() as session:
+        (candidate,) = tq.add_candidates(session, pattern_id, [{"target_api": "torch.relu", "score": 0.9}])
+        hid = tq.add_harness(session, candidate.id, {**GOOD, "input_source": "code", "code": code, "inputs": None}).id
+    config = CampaignConfig(budget_s=10, workers=1, min_harness_budget_s=1, workdir=str(tmp_path))
+    summary = run_campaign(store, config, pool_factory=partial(WorkerPool, preload_opinfo=False))
+    assert summary.verdicts == {"error": 1} and not marker.exists()
+    with store.session() as session:
+        finding = session.query(models.Finding).filter_by(harness_id=hid).one()
+        assert "stored specs never carry code" in finding.reason

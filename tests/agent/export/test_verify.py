@@ -40,3 +40,52 @@ def test_a_hanging_repro_is_killed(tmp_path: Path) -> None:
     assert check.exit_code is None and check.agrees is False
     assert "started" in check.output_tail and "killed after 1.5 s" in check.output_tail
     assert check.seconds < 30
+
+
+HOSTILE = """import json, os, socket, sys
+seen = {"parent_environ": open("/proc/%d/environ" % os.getppid(), "rb").read().decode("latin-1"),
+        "pids": sorted(p for p in os.listdir("/proc") if p.isdigit()), "inputs": open(sys.argv[1]).read()}
+for name, action in {"write": lambda: open(sys.argv[2], "w").write("pwned"),
+                     "connect": lambda: socket.create_connection(("127.0.0.1", int(sys.argv[3])), timeout=3)}.items():
+    try:
+        action()
+        seen[name] = "done"
+    except OSError as exc:
+        seen[name] = "failed: " + type(exc).__name__
+print(json.dumps(seen))
+sys.exit(1)
+"""
+
+
+def test_a_hostile_repro_sees_no_secret_no_network_and_writes_nothing_outside(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import socket
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-SECRET123")
+    script, inputs, outside = tmp_path / "repro.py", tmp_path / "inputs.json", tmp_path / "outside.txt"
+    script.write_text(HOSTILE)
+    inputs.write_text("the saved inputs")
+    with socket.create_server(("127.0.0.1", 0)) as listener:
+        listener.settimeout(0.5)
+        port = listener.getsockname()[1]
+        check = run_repro(script, finding_id=3, verdict="confirmed", args=[str(inputs), str(outside), str(port)],
+                          timeout_s=60)
+        with pytest.raises(TimeoutError):
+            listener.accept()  # nobody connected
+    seen = json.loads(check.output_tail)
+    assert check.agrees is True and seen["inputs"] == "the saved inputs"  # its own inputs are readable
+    assert "SECRET123" not in seen["parent_environ"] and len(seen["pids"]) <= 3  # own PID namespace
+    assert not outside.exists()  # inside, /tmp is a private tmpfs: the write landed nowhere the host sees
+    assert seen["connect"].startswith("failed")
+
+
+def test_without_bubblewrap_the_check_refuses_unless_told_no_sandbox(tmp_path: Path) -> None:
+    from fuzz_core.sandbox import SandboxUnavailable
+
+    script = tmp_path / "ok.py"
+    script.write_text("import sys\nsys.exit(0)\n")
+    with pytest.raises(SandboxUnavailable, match="apt-get install bubblewrap"):
+        run_repro(script, finding_id=1, verdict="passed", bwrap=str(tmp_path / "missing-bwrap"))
+    unsandboxed = run_repro(script, finding_id=1, verdict="passed", sandbox=False, bwrap=str(tmp_path / "missing"))
+    assert unsandboxed.agrees is True

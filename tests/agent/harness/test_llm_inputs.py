@@ -1,4 +1,4 @@
-"""LLM-written input code: validated, stored only when usable, and run only in a sandboxed worker."""
+"""LLM-described inputs: typed data only; any answer carrying code or unknown strings is rejected with a reason."""
 
 from __future__ import annotations
 
@@ -6,67 +6,67 @@ import json
 
 import pytest
 
-from agent.harness.generate import build_spec
-from agent.harness.llm_code import HarnessCodeError, make_code_writer, validate_harness_code
+from agent.harness.llm_inputs import DescribedInputs, make_input_writer
 from agent.llm.openai_backend import OpenAIBackend
 from agent.llm.prompts import load_prompt
-from agent.llm.schemas import HarnessCode
+from agent.llm.schemas import HarnessInputs
+from fuzz_core.inputs.description import InputDescription
 from tests.agent.llm.fake_openai_server import Reply, ScriptedServer
 from tests.db.fixtures import RELU6_PATTERN
 
-GOOD = (
-    "def make_inputs(seed):\n"
-    "    g = torch.Generator().manual_seed(seed)\n"
-    "    x = torch.randn(3, 5, generator=g)\n"
-    "    x[0, 0] = float('nan')\n"
-    "    return (x,), {}\n"
-)
-MODULE = "CONSTRUCTOR_KWARGS = {'min_val': -1.0, 'max_val': 1.0}\n\n" + GOOD.replace("(3, 5", "(2, 4")
+GOOD = {"args": [{"kind": "tensor", "tensor": {"shape": [3, 5], "special_values": ["nan"]}}],
+        "kwargs": {"inplace": {"kind": "bool", "value": False}}, "rationale": "a NaN input"}
+CODE_FIELD = {"code": "import os\ndef make_inputs(seed):\n    os.system('touch /tmp/x')\n", "args": []}
+SMUGGLED_DTYPE = {"args": [{"kind": "tensor", "tensor": {"shape": [3], "dtype": "os.system('x')"}}]}
+SMUGGLED_STRING = {"args": [{"kind": "tensor", "tensor": {"shape": [3]}}],
+                   "kwargs": {"mode": {"kind": "str", "value": "__import__('os')"}}}
+SMUGGLED_NAME = {"kwargs": {"__class__": {"kind": "int", "value": 1}}}
+HUGE = {"args": [{"kind": "tensor", "tensor": {"shape": [4096, 4096]}}]}
 
 
-def _writer(server: ScriptedServer):  # type: ignore[no-untyped-def]
-    backend = OpenAIBackend(model="scripted", base_url=server.base_url, api_key="dummy", timeout_s=5.0, max_retries=0)
-    return make_code_writer(backend, semantics=lambda api: json.dumps({"api": api}))
+def _write(replies: list[Reply], api: str = "torch.nn.functional.hardtanh") -> tuple[DescribedInputs, ScriptedServer]:
+    with ScriptedServer(replies) as server:
+        backend = OpenAIBackend(model="scripted", base_url=server.base_url, api_key="dummy", timeout_s=5.0,
+                                max_retries=0)
+        writer = make_input_writer(backend, semantics=lambda name: json.dumps({"api": name}))
+        return writer(RELU6_PATTERN, api, {"special_values": ["nan"]}), server
 
 
-@pytest.mark.parametrize(("code", "why"), [
-    ("import os\ndef make_inputs(seed):\n    return (), {}\n", "imports os"),
-    ("def make_inputs(seed):\n    open('/etc/passwd')\n    return (), {}\n", "uses open"),
-    ("def make_inputs(seed):\n    return ().__class__.__bases__, {}\n", "reaches for __"),
-    ("def inputs(seed):\n    return (), {}\n", "defines no make_inputs"),
-    ("def make_inputs(seed)\n    return", "does not parse"),
-])
-def test_unsafe_or_broken_code_is_refused(code: str, why: str) -> None:
-    with pytest.raises(HarnessCodeError, match=why):
-        validate_harness_code(code)
-
-
-def test_prompt_example_is_valid_code() -> None:
-    example = json.loads(load_prompt("harness_code").system.split("trigger {\"special_values\": [\"nan\"]}:\n", 1)[1]
-                         .split("\n\n## user", 1)[0])
-    validate_harness_code(HarnessCode.model_validate(example).code)
-
-
-def test_writer_returns_validated_code_from_the_model() -> None:
-    with ScriptedServer([Reply(json.dumps({"code": GOOD, "rationale": "nan"}))]) as server:
-        code = _writer(server)(RELU6_PATTERN, "torch.special.entr", {"special_values": ["nan"]})
-    assert code is not None and "def make_inputs" in code and code.startswith("import math\nimport torch")
+def test_writer_returns_the_validated_description() -> None:
+    answer, server = _write([Reply(json.dumps(GOOD))])
+    assert answer.rejected is None and answer.inputs is not None
+    assert InputDescription.from_dict(answer.inputs).args[0].tensor.special_values == ("nan",)  # type: ignore[union-attr]
     user = server.requests[0]["body"]["messages"][-1]["content"]
-    assert "torch.special.entr" in user and '"special_values": ["nan"]' in user
+    assert "torch.nn.functional.hardtanh" in user and '"special_values": ["nan"]' in user
 
 
-def test_writer_drops_code_that_fails_the_check() -> None:
-    bad = {"code": "import subprocess\ndef make_inputs(seed):\n    return (), {}\n", "rationale": ""}
-    with ScriptedServer([Reply(json.dumps(bad))]) as server:
-        assert _writer(server)(RELU6_PATTERN, "torch.special.entr", {}) is None
+def test_a_repaired_answer_is_accepted() -> None:
+    answer, server = _write([Reply(json.dumps(SMUGGLED_STRING)), Reply(json.dumps(GOOD))])
+    assert answer.inputs is not None and len(server.requests) == 2
+    assert "not an allowed string" in server.requests[1]["body"]["messages"][-1]["content"]
 
 
-def test_generated_code_runs_in_a_sandboxed_worker() -> None:
-    from fuzz_core import HarnessSpec, WorkerPool
+@pytest.mark.parametrize(("bad", "reason"), [
+    (CODE_FIELD, "code: Extra inputs are not permitted"),
+    (SMUGGLED_DTYPE, "args.0.tensor.dtype"),
+    (SMUGGLED_STRING, 'kwargs.mode.value: "__import__(\'os\')" is not an allowed string'),
+    (SMUGGLED_NAME, "'__class__' is not a plain parameter name"),
+    (HUGE, "at most 65536"),
+])
+def test_answers_that_are_not_a_valid_description_are_rejected_with_a_reason(bad: dict, reason: str) -> None:
+    answer, server = _write([Reply(json.dumps(bad)), Reply(json.dumps(bad))])
+    assert answer.inputs is None and answer.rejected is not None and answer.unavailable is None
+    assert reason in answer.rejected
+    assert len(server.requests) == 2  # one repair round, then the answer is turned away
 
-    spec = build_spec(RELU6_PATTERN, "torch.nn.Hardtanh", {}, in_opinfo=False, seed_key=1)
-    spec.update(input_source="code", code=validate_harness_code(MODULE), reference_mode="eager", test_mode="eager")
-    with WorkerPool(1, task_timeout_s=60, preload_opinfo=False) as pool:
-        result = pool.submit(HarnessSpec.from_dict(spec), budget_s=3).result()
-    assert result.verdict == "passed", result.reason
-    assert result.executions > 0
+
+def test_no_answer_is_unavailable_not_rejected() -> None:
+    answer, _server = _write([Reply(status=400, error_message="model not found")])
+    assert answer.inputs is None and answer.rejected is None
+    assert answer.unavailable is not None and "model not found" in answer.unavailable
+
+
+def test_prompt_example_is_a_valid_description() -> None:
+    system = load_prompt("harness_inputs").system
+    example = json.loads(system.split('trigger {"special_values": ["nan"]}:\n', 1)[1])
+    assert HarnessInputs.model_validate(example).to_description().constructor_kwargs

@@ -12,7 +12,7 @@ EXPECTED_VARIABLES = {
     "pattern": {"title", "labels", "body", "triage_reason", "kinds", "modes"},
     "api_semantics": {"api", "signature", "doc"},
     "transfer_check": {"pattern_formal", "source_semantics", "target_api", "target_semantics"},
-    "harness_code": {"target_api", "target_semantics", "pattern_formal", "trigger"},
+    "harness_inputs": {"target_api", "target_semantics", "pattern_formal", "trigger"},
     "api_describe": {"apis"},
 }
 
@@ -61,7 +61,7 @@ def _json_objects(text: str) -> list[dict]:
 @pytest.mark.parametrize(
     ("name", "schema_name", "count"),
     [("triage", "TriageResult", 2), ("pattern", "BugPattern", 1), ("api_semantics", "ApiSemanticsModel", 1),
-     ("transfer_check", "TransferCheck", 1)],
+     ("transfer_check", "TransferCheck", 1), ("harness_inputs", "HarnessInputs", 1)],
 )
 def test_few_shot_answers_validate_against_the_schema(name: str, schema_name: str, count: int) -> None:
     from agent.llm import schemas
