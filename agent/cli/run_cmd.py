@@ -77,6 +77,10 @@ def print_summary(result: dict[str, Any], stages: dict[str, Any]) -> None:
     rechecks = result.get("source_rechecks", {})
     table.add_row("reported bugs still reproducing", f"{rechecks.get('True', 0)} yes, {rechecks.get('False', 0)} no, "
                                                      f"{rechecks.get('None', 0)} inconclusive")
+    transfer = stages.get("transfer", {})
+    if transfer.get("harnesses_with_llm_inputs") or transfer.get("llm_inputs_rejected"):
+        table.add_row("LLM input descriptions used / rejected",
+                      f"{transfer.get('harnesses_with_llm_inputs', 0)} / {transfer.get('llm_inputs_rejected', 0)}")
     fuzz = stages.get("fuzz", {})
     table.add_row("fuzz exit reason", str(fuzz.get("exit_reason", "-")))
     table.add_row("fuzz executions", str(fuzz.get("executions", 0)))

@@ -1,4 +1,4 @@
-"""Input sources for harnesses: OpInfo samples, signature-driven generation, explicit code; triggers."""
+"""Input sources for harnesses: OpInfo samples, signature-driven generation, typed descriptions, explicit code; triggers."""
 
 from __future__ import annotations
 
