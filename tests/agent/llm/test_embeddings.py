@@ -1,0 +1,56 @@
+"""The embeddings client against a loopback /v1/embeddings: order, batching, clear failures, no key."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from agent.llm.embeddings import EmbeddingsClient
+from agent.llm.errors import LlmTimeoutError, LlmTransportError
+from tests.agent.llm.fake_openai_server import Reply, ScriptedServer, bag_of_words_vector
+
+KEY = "sk-secret-never-shown-123"
+TEXTS = ["fmod remainder", "var over dim", "layer norm", "asinh inverse", "logit log odds"]
+
+
+def _client(base_url: str, **kw) -> EmbeddingsClient:
+    kw.setdefault("timeout_s", 5.0)
+    kw.setdefault("max_retries", 0)
+    return EmbeddingsClient(model="bow-test", base_url=base_url, api_key=KEY, **kw)
+
+
+def test_vectors_come_back_in_order_in_batches() -> None:
+    with ScriptedServer([]) as server:
+        client = _client(server.base_url, batch_size=2)
+        vectors = client.embed(TEXTS)
+    assert vectors == [pytest.approx(bag_of_words_vector(t)) for t in TEXTS]
+    assert [r["input"] for r in server.embedding_requests] == [TEXTS[:2], TEXTS[2:4], TEXTS[4:]]
+    assert server.embedding_requests[0]["model"] == "bow-test"
+    assert client.usage.requests == 3 and client.usage.prompt_tokens == sum(len(t.split()) for t in TEXTS)
+
+
+def test_http_error_names_the_url_and_never_the_key() -> None:
+    with ScriptedServer([], embedding_faults=[Reply(status=500)]) as server:
+        with pytest.raises(LlmTransportError) as caught:
+            _client(server.base_url).embed(TEXTS)
+    assert server.base_url in str(caught.value) and "HTTP 500" in str(caught.value)
+    assert KEY not in repr(caught.value) and caught.value.__cause__ is None
+
+
+def test_a_hanging_endpoint_is_a_timeout() -> None:
+    with ScriptedServer([], embedding_faults=[Reply(status=500, delay_s=3.0)]) as server:
+        started = time.monotonic()
+        with pytest.raises(LlmTimeoutError):
+            _client(server.base_url, timeout_s=0.5).embed(TEXTS)
+    assert time.monotonic() - started < 2.5
+
+
+def test_a_refused_connection_is_a_transport_error() -> None:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    with pytest.raises(LlmTransportError, match=f"127.0.0.1:{port}.*cannot connect"):
+        _client(f"http://127.0.0.1:{port}/v1").embed(TEXTS)
