@@ -38,6 +38,7 @@ class CampaignConfig:
     stale_after_s: float = 60.0  # a run whose heartbeat is older than this is dead
     heartbeat_s: float = 10.0
     workdir: str | None = None  # where workers keep saved inputs; None = a temporary folder
+    sandbox: bool = True  # workers inside bubblewrap; False only for trusted local input (--no-sandbox)
 
     def validate(self) -> None:
         if self.budget_s <= 0:
@@ -137,7 +138,7 @@ def run_campaign(store: Store, config: CampaignConfig, *, on_result: ResultCallb
     claimed: set[int] = set()
     try:
         with make_pool(config.workers, task_timeout_s=per_task + config.task_timeout_grace_s,
-                       memory_limit_mb=config.memory_limit_mb, workdir=config.workdir) as pool:
+                       memory_limit_mb=config.memory_limit_mb, workdir=config.workdir, sandbox=config.sandbox) as pool:
             while queue or in_flight:
                 while queue and len(in_flight) < config.workers:
                     if time.monotonic() + min(per_task, config.min_harness_budget_s) > deadline:

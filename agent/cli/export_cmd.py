@@ -8,6 +8,8 @@ from typing import Annotated
 import typer
 
 from agent.cli.context import EXIT_FAILURE, EXIT_USAGE, fail, get_ctx
+from agent.text_safety import markup_safe
+from agent.cli.sandbox_opt import NoSandboxOpt, sandbox_required
 
 FORMATS = ("markdown", "json")
 
@@ -34,6 +36,7 @@ def export(
         ),
     ] = False,
     repro_timeout: Annotated[float, typer.Option("--repro-timeout", min=1.0, help="Seconds per repro script.")] = 120.0,
+    no_sandbox: NoSandboxOpt = False,
 ) -> None:
     """Export findings as reports in the shape PyTorch asks of fuzzer-found bugs."""
     from agent.export.pipeline import EXPORT_STATUSES, export_findings
@@ -44,10 +47,12 @@ def export(
         fail(f"--status {status!r} is not one of {', '.join(EXPORT_STATUSES)}", code=EXIT_USAGE)
     if fmt not in FORMATS:
         fail(f"--format {fmt!r} is not one of {', '.join(FORMATS)}", code=EXIT_USAGE)
+    sandbox = sandbox_required(no_sandbox) if check_repro else True
     store = cli.store()
     try:
         index = export_findings(
-            store, out, status=status, fmt=fmt, check_repro=check_repro, repro_timeout_s=repro_timeout  # type: ignore[arg-type]
+            store, out, status=status, fmt=fmt, check_repro=check_repro, repro_timeout_s=repro_timeout,  # type: ignore[arg-type]
+            sandbox=sandbox,
         )
     except ExportError as exc:
         fail(str(exc), code=EXIT_USAGE)
@@ -55,11 +60,12 @@ def export(
         cli.emit({"out": str(out), **index.model_dump(mode="json")})
     else:
         cli.err.print(
-            f"{index.report_count} report(s) for {index.finding_count} finding(s) in {out}/ (index: {out}/index.json)",
+            f"{index.report_count} report(s) for {index.finding_count} finding(s) in {markup_safe(out)}/"
+            f" (index: {markup_safe(out)}/index.json)",
             highlight=False,
         )
         for entry in index.reports:
-            cli.err.print(f"  {entry.file}: {entry.title}", highlight=False, soft_wrap=True)
+            cli.err.print(f"  {markup_safe(entry.file)}: {markup_safe(entry.title)}", highlight=False, soft_wrap=True)
     disagreements = index.disagreements
     if disagreements:
         for check in disagreements:

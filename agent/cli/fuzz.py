@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from agent.cli.context import EXIT_USAGE, fail, get_ctx
+from agent.cli.sandbox_opt import NoSandboxOpt, sandbox_required
 
 fuzz_app = typer.Typer(help="Run harnesses through the fuzz core.", invoke_without_command=True)
 
@@ -18,7 +19,7 @@ PrecisionOpt = Annotated[str, typer.Option("--precision", help="full (float32), 
 
 
 def campaign_config(budget: str, workers: int, sampling: float, precision: str, seed: int = 0,
-                    workdir: str | None = None):  # type: ignore[no-untyped-def]
+                    workdir: str | None = None, no_sandbox: bool = False):  # type: ignore[no-untyped-def]
     """Validate the campaign options; exit 2 with one line on a bad value."""
     from agent.campaign.stage import CampaignConfig
     from agent.cli.budget import parse_budget
@@ -33,6 +34,7 @@ def campaign_config(budget: str, workers: int, sampling: float, precision: str, 
         config.validate()
     except ValueError as exc:
         fail(str(exc), code=EXIT_USAGE)
+    config.sandbox = sandbox_required(no_sandbox)
     return config
 
 
@@ -46,6 +48,7 @@ def fuzz(
     seed: Annotated[int, typer.Option("--seed")] = 0,
     stale_after: Annotated[float, typer.Option("--stale-after", min=1.0,
         help="Seconds without a heartbeat after which another campaign counts as dead and its harnesses are retried.")] = 60.0,
+    no_sandbox: NoSandboxOpt = False,
 ) -> None:
     """Run pending harnesses through the worker pool; findings are stored as they come."""
     if ctx.invoked_subcommand is not None:
@@ -53,7 +56,7 @@ def fuzz(
     from agent.pipeline import fuzz_stage
 
     cli = get_ctx(ctx)
-    config = campaign_config(budget, workers, sampling, precision, seed, cli.settings.artifacts_dir)
+    config = campaign_config(budget, workers, sampling, precision, seed, cli.settings.artifacts_dir, no_sandbox)
     config.stale_after_s = stale_after
     result = fuzz_stage(cli.store(), config, err=None if cli.json else cli.err)
     if cli.json:

@@ -11,6 +11,7 @@ from pydantic import BaseModel
 
 from agent.cli.budget import parse_budget
 from agent.cli.context import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, fail, get_ctx
+from agent.cli.sandbox_opt import NoSandboxOpt, sandbox_required
 
 LOW_DTYPES = ("float16", "bfloat16")
 FINDING_VERDICTS = ("confirmed", "crash", "hang", "error")
@@ -73,6 +74,7 @@ def fuzz_api(
     out: Annotated[Path | None, typer.Option(help="Folder for inputs and repro scripts (default: a temp folder).")] = (
         None),
     json_output: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+    no_sandbox: NoSandboxOpt = False,
 ) -> None:
     """Fuzz one API with one pattern's mode pair (no pipeline, no database).
 
@@ -105,13 +107,14 @@ def fuzz_api(
         get_mode(spec.test_mode, spec.mode_options)
     except UnknownMode as exc:
         fail(str(exc), code=EXIT_USAGE)
+    sandbox = sandbox_required(no_sandbox)
     root = out if out is not None else Path(tempfile.mkdtemp(prefix="transfuzz_fuzz_api_"))
     if not as_json:
         cli.err.print(f"fuzzing {api}: {spec.reference_mode} vs {spec.test_mode} ({kind}), budget {budget}",
                       highlight=False)
     from fuzz_core.workers import WorkerPool
 
-    with WorkerPool(1, task_timeout_s=300.0, workdir=root, preload_opinfo=True) as pool:
+    with WorkerPool(1, task_timeout_s=300.0, workdir=root, preload_opinfo=True, sandbox=sandbox) as pool:
         result = pool.submit(spec, budget_s=parsed.seconds, max_executions=parsed.executions).result()
     evidence = result.evidence
     repro_path = evidence.get("repro_path")

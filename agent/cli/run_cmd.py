@@ -10,6 +10,7 @@ from rich.table import Table
 
 from agent.cli.context import EXIT_USAGE, fail, get_ctx
 from agent.cli.fuzz import BudgetOpt, PrecisionOpt, SamplingOpt, WorkersOpt, campaign_config
+from agent.cli.sandbox_opt import NoSandboxOpt
 
 
 MIN_FUZZ_S = 15.0
@@ -25,6 +26,7 @@ def run(
     top_k: Annotated[int, typer.Option("--top-k", min=1, max=50, help="Target APIs per pattern.")] = 5,
     limit: Annotated[int | None, typer.Option("--limit", min=1, help="At most this many issues (GitHub) / patterns.")] = None,
     seed: Annotated[int, typer.Option("--seed")] = 0,
+    no_sandbox: NoSandboxOpt = False,
 ) -> None:
     """Ingest → extract → transfer → fuzz, then print a summary table; --budget bounds the whole run."""
     from agent.pipeline import extract_stage, fuzz_stage, ingest_stage, summary, transfer_stage
@@ -33,7 +35,7 @@ def run(
 
     started = time.monotonic()
     cli = get_ctx(ctx)
-    config = campaign_config(budget, workers, sampling, precision, seed, cli.settings.artifacts_dir)
+    config = campaign_config(budget, workers, sampling, precision, seed, cli.settings.artifacts_dir, no_sandbox)
     whole_budget_s = config.budget_s
     store = cli.store()
     err = cli.err

@@ -21,6 +21,7 @@ def export_findings(
     environment: Environment | None = None,
     check_repro: bool = False,
     repro_timeout_s: float = 120.0,
+    sandbox: bool = True,
 ) -> ExportIndex:
     """Write one report per signature group of the selected findings; returns the index written."""
     if status not in EXPORT_STATUSES:
@@ -30,5 +31,6 @@ def export_findings(
     # Read everything first, then capture the environment: no transaction stays open meanwhile.
     env = environment if environment is not None else capture_environment()
     return write_export(
-        groups, out, status=status, fmt=fmt, environment=env, check_repro=check_repro, repro_timeout_s=repro_timeout_s
+        groups, out, status=status, fmt=fmt, environment=env, check_repro=check_repro, repro_timeout_s=repro_timeout_s,
+        sandbox=sandbox,
     )

@@ -110,6 +110,7 @@ def write_export(
     environment: Environment,
     check_repro: bool = False,
     repro_timeout_s: float = 120.0,
+    sandbox: bool = True,
 ) -> ExportIndex:
     prepare_out_dir(out)
     stale = _previous_files(out)
@@ -125,7 +126,7 @@ def write_export(
             if bundle.inputs_file:
                 written.add(bundle.inputs_file)
         report = build_report(number, group, environment, bundles)
-        checks = _check_repros(out, group, bundles, repro_timeout_s) if check_repro else None
+        checks = _check_repros(out, group, bundles, repro_timeout_s, sandbox) if check_repro else None
         if checks is not None:
             report = with_repro_checks(report, checks)
         name = f"{report.slug}.md" if fmt == "markdown" else f"{report.slug}.json"
@@ -152,7 +153,7 @@ def write_export(
 
 
 def _check_repros(
-    out: Path, group: SignatureGroup, bundles: dict[int, BundledRepro], timeout_s: float
+    out: Path, group: SignatureGroup, bundles: dict[int, BundledRepro], timeout_s: float, sandbox: bool = True
 ) -> list[ReproCheck]:
     """Run the group's repro scripts, a few at once: each is a separate interpreter that mostly waits on torch's import."""
     from concurrent.futures import ThreadPoolExecutor
@@ -162,7 +163,8 @@ def _check_repros(
     def check(finding: FindingRecord) -> ReproCheck:
         bundle = bundles[finding.id]
         args = [str((out / bundle.inputs_file).resolve())] if bundle.inputs_file else []
-        return run_repro(out / bundle.repro_file, finding_id=finding.id, verdict=finding.verdict, args=args, timeout_s=timeout_s)
+        return run_repro(out / bundle.repro_file, finding_id=finding.id, verdict=finding.verdict, args=args,
+                         timeout_s=timeout_s, sandbox=sandbox)
 
     workers = max(1, min(len(runnable), os.cpu_count() or 1, 4))
     with ThreadPoolExecutor(max_workers=workers) as pool:
