@@ -150,6 +150,16 @@ class Oracle(BaseModel):
         return self
 
 
+def _public_torch_api(value: str) -> str:
+    """Issue text and LLM answers name the API: accept only torch's public callables (fuzz_core's rule)."""
+    from fuzz_core.api_names import rejection_reason
+
+    reason = rejection_reason(value)
+    if reason is not None:
+        raise ValueError(f"api {value!r} rejected: {reason}")
+    return value
+
+
 class BugPattern(BaseModel):
     """A reported silent bug in checkable form: kind, API, mode pair, trigger, oracle."""
 
@@ -170,7 +180,7 @@ class BugPattern(BaseModel):
     def _qualified(cls, value: str) -> str:
         if not _API_RE.match(value):
             raise ValueError(f"api must be a qualified Python name like torch.nn.functional.relu, got {value!r}")
-        return value
+        return _public_torch_api(value)
 
     def to_formal(self, *, ascii: bool = False) -> str:
         from agent.patterns.formal import to_formal

@@ -22,7 +22,9 @@ from agent.patterns import (
 from agent.patterns.schema import LayoutCondition, ShapeCondition, SpecialValue
 
 identifiers = st.from_regex(r"[a-z_][a-z0-9_]{0,8}", fullmatch=True)
-apis = st.lists(identifiers, min_size=1, max_size=4).map(lambda parts: "torch." + ".".join(parts))
+# a pattern names one of torch's public callables (fuzz_core.api_names), so draw real ones
+apis = st.sampled_from(["torch.mm", "torch.add", "torch.nn.functional.relu6", "torch.Tensor.add_", "torch.nn.Conv2d",
+                        "torch.linalg.svd", "torch.special.erf", "torch.fft.rfft", "torch.nn.functional.conv2d"])
 option_values = st.one_of(
     st.booleans(),
     st.integers(-1000, 1000),
