@@ -11,7 +11,7 @@ import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, SecretStr, field_validator
+from pydantic import BaseModel, ConfigDict, SecretStr, field_validator, model_validator
 
 DEFAULT_DB_URL = "sqlite:///transfuzz.db"
 CONFIG_FILE_ENV = "TRANSFUZZ_CONFIG"
@@ -26,6 +26,9 @@ ENV_FIELDS: dict[str, str] = {
     "TRANSFUZZ_MODEL": "model",
     "GITHUB_TOKEN": "github_token",
     "TRANSFUZZ_ARTIFACTS_DIR": "artifacts_dir",
+    "TRANSFUZZ_LLM_BUDGET": "llm_budget",  # e.g. 200k-tokens,50-calls (see agent.llm.limits)
+    "TRANSFUZZ_LLM_TIMEOUT": "llm_timeout_s",  # e.g. 30s
+    "TRANSFUZZ_LLM_CONCURRENCY": "llm_concurrency",
     "TRANSFUZZ_EMBEDDING_MODEL": "embedding_model",
     "TRANSFUZZ_DESCRIBE_MAX_CALLS": "describe_max_calls",
 }
@@ -43,13 +46,37 @@ class Settings(BaseModel):
     model: str = "gpt-4o-mini"
     github_token: SecretStr | None = None
     llm_timeout_s: float = 60.0
-    llm_token_budget: int = 2_000_000
+    # One budget for every LLM stage of a command (None = no limit); `llm_budget` sets both.
+    llm_token_budget: int | None = 2_000_000
+    llm_call_budget: int | None = None
+    llm_retry_after_cap_s: float = 30.0  # a server's Retry-After is honoured up to this
+    llm_breaker_failures: int = 3  # consecutive transport failures that stop an LLM stage
+    llm_concurrency: int = 4  # parallel requests (batch extraction)
     # Saved failing inputs and worker scratch space; evidence and exported repros point here.
     artifacts_dir: str = "transfuzz-artifacts"
     # Embeddings model served by the endpoint's /v1/embeddings; unset = TF-IDF matching only.
     embedding_model: str | None = None
     # LLM calls per transfer run spent describing inventory APIs (batched, resumable across runs).
     describe_max_calls: int = 10
+
+    @model_validator(mode="before")
+    @classmethod
+    def _expand_llm_budget(cls, data: Any) -> Any:
+        """`llm_budget = "200k-tokens,50-calls"` (file, env, flag) sets the token and call limits."""
+        if isinstance(data, dict) and "llm_budget" in data:
+            from agent.llm.limits import parse_llm_budget
+
+            data = dict(data)
+            spec = parse_llm_budget(str(data.pop("llm_budget")))
+            data["llm_token_budget"], data["llm_call_budget"] = spec.tokens, spec.calls
+        return data
+
+    @field_validator("llm_timeout_s", "llm_retry_after_cap_s", mode="before")
+    @classmethod
+    def _parse_seconds(cls, value: Any) -> Any:
+        from agent.llm.limits import parse_seconds
+
+        return parse_seconds(value) if isinstance(value, (str, int, float)) else value
 
     @field_validator("llm", mode="before")
     @classmethod
@@ -75,7 +102,7 @@ def _read_config_file(path: Path | None) -> dict[str, Any]:
     with path.open("rb") as fh:
         data = tomllib.load(fh)
     section = data.get("transfuzz", data)
-    allowed = set(Settings.model_fields)
+    allowed = set(Settings.model_fields) | {"llm_budget"}
     unknown = sorted(set(section) - allowed)
     if unknown:
         raise ValueError(f"{path}: unknown setting(s) {', '.join(unknown)}; known: {', '.join(sorted(allowed))}")

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import hashlib
 import json
-import threading
+from collections.abc import Callable
 from typing import Any, Protocol, TypeVar
 
 from pydantic import BaseModel, Field
 
-from agent.llm.errors import LlmBudgetExceeded
-
 SchemaT = TypeVar("SchemaT", bound=BaseModel)
+# A semantic post-check of a schema-valid answer: None when it is acceptable, else what is wrong
+# (told to the model in the repair round; an answer that never passes is an error, never cached).
+SemanticCheck = Callable[[Any], str | None]
 
 
 class CallRecord(BaseModel):
@@ -24,6 +25,7 @@ class CallRecord(BaseModel):
     cached: bool = False
     request: dict[str, Any] = Field(default_factory=dict)
     response: dict[str, Any] | None = None
+    # every request made for this call, failed, repaired and successful: raw text, error, usage, latency
     attempts: list[dict[str, Any]] = Field(default_factory=list)
     prompt_tokens: int = 0
     completion_tokens: int = 0
@@ -36,13 +38,15 @@ class CallRecord(BaseModel):
 
 
 class LlmBackend(Protocol):
-    """``structured`` renders the named prompt with ``variables`` and returns a ``schema`` object."""
+    """``structured`` renders the named prompt with ``variables`` and returns a ``schema`` object
+    that also passes ``check`` (when given)."""
 
     name: str
     model: str
 
     def structured(
-        self, prompt_name: str, variables: dict[str, Any], schema: type[SchemaT]
+        self, prompt_name: str, variables: dict[str, Any], schema: type[SchemaT],
+        *, check: SemanticCheck | None = None,
     ) -> tuple[SchemaT, CallRecord]: ...
 
 
@@ -50,25 +54,3 @@ def cache_key(prompt_name: str, prompt_version: str, model: str, rendered: Any) 
     """hash(prompt name + version, model, rendered prompt): equal requests share one answer."""
     payload = json.dumps([prompt_name, prompt_version, model, rendered], ensure_ascii=False, sort_keys=True)
     return hashlib.sha256(payload.encode()).hexdigest()
-
-
-class TokenBudget:
-    """Tokens a run may spend; thread-safe so parallel calls cannot overspend by much."""
-
-    def __init__(self, limit: int) -> None:
-        self.limit = limit
-        self.used = 0
-        self._lock = threading.Lock()
-
-    def check(self) -> None:
-        with self._lock:
-            if self.used >= self.limit:
-                raise LlmBudgetExceeded(f"token budget of {self.limit} spent ({self.used} used)")
-
-    def spend(self, tokens: int) -> None:
-        with self._lock:
-            self.used += tokens
-
-    @property
-    def exhausted(self) -> bool:
-        return self.used >= self.limit

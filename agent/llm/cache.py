@@ -8,7 +8,8 @@ from agent.llm.backend import CallRecord
 
 
 class DbResponseCache:
-    """Each lookup and each write is its own short transaction, so a crash loses no paid call."""
+    """Each lookup and each write is its own short transaction, so a crash loses no paid call
+    and no stage transaction is ever held open across a model call (SQLite allows one writer)."""
 
     def __init__(self, store: Any) -> None:
         self.store = store
@@ -24,7 +25,15 @@ class DbResponseCache:
         return hit
 
     def put(self, record: CallRecord) -> None:
+        """Thread-safe: two workers asking the same question race to insert; the loser updates."""
+        from sqlalchemy.exc import IntegrityError
+
         from db.queries.extraction import record_llm_call
 
-        with self.store.session() as session:
-            record_llm_call(session, record.model_dump(mode="json"))
+        values = record.model_dump(mode="json")
+        try:
+            with self.store.session() as session:
+                record_llm_call(session, values)
+        except IntegrityError:
+            with self.store.session() as session:
+                record_llm_call(session, values)

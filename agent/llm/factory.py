@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from agent.config import Settings
-from agent.llm.backend import LlmBackend, TokenBudget
+from agent.llm.backend import LlmBackend
 from agent.llm.cache import DbResponseCache
+from agent.llm.limits import LlmBudget
 from agent.llm.offline import OfflineBackend
 
 # USD per million tokens (input, output) for models whose price is public; others cost None.
@@ -19,6 +20,7 @@ PRICES_PER_MTOKEN: dict[str, tuple[float, float]] = {
 
 
 def make_backend(settings: Settings, store: Any | None = None, *, use_opinfo: bool = True) -> LlmBackend:
+    """One backend per command: every stage given it spends from its one budget and breaker."""
     if settings.effective_llm == "offline":
         return OfflineBackend(use_opinfo=use_opinfo)
     from agent.llm.errors import LlmConfigError
@@ -32,8 +34,11 @@ def make_backend(settings: Settings, store: Any | None = None, *, use_opinfo: bo
         base_url=settings.openai_base_url,
         api_key=key,
         timeout_s=settings.llm_timeout_s,
-        budget=TokenBudget(settings.llm_token_budget),
+        budget=LlmBudget(tokens=settings.llm_token_budget, calls=settings.llm_call_budget),
         cache=DbResponseCache(store) if store is not None else None,
+        retry_after_cap_s=settings.llm_retry_after_cap_s,
+        breaker_threshold=settings.llm_breaker_failures,
+        concurrency=settings.llm_concurrency,
     )
 
 

@@ -6,7 +6,7 @@ import json
 import time
 from typing import Any
 
-from agent.llm.backend import CallRecord, SchemaT, cache_key
+from agent.llm.backend import CallRecord, SchemaT, SemanticCheck, cache_key
 from agent.llm.errors import LlmConfigError, LlmOutputError
 
 
@@ -30,8 +30,11 @@ class OfflineBackend:
             self._last = (key, analyze_issue(key[0], key[1], labels, comments))  # type: ignore[assignment]
         return self._last[1]  # type: ignore[index]
 
+    concurrency = 1  # CPU-bound analysis with a one-issue memo: no parallel calls
+
     def structured(
-        self, prompt_name: str, variables: dict[str, Any], schema: type[SchemaT]
+        self, prompt_name: str, variables: dict[str, Any], schema: type[SchemaT],
+        *, check: SemanticCheck | None = None,
     ) -> tuple[SchemaT, CallRecord]:
         from agent.extract.analyzer import ANALYZER_VERSION
 
@@ -42,7 +45,9 @@ class OfflineBackend:
             analysis = self._analysis(variables)
             if analysis.pattern is None:
                 raise LlmOutputError(analysis.pattern_error or "no pattern found")
-            result = analysis.pattern
+            from agent.llm.schemas import PatternAnswer
+
+            result = PatternAnswer(pattern=analysis.pattern)
         elif prompt_name == "api_semantics":
             from agent.extract.semantics import semantics_for
 
@@ -61,6 +66,9 @@ class OfflineBackend:
         else:
             raise LlmConfigError(f"offline backend has no step {prompt_name!r}")
         obj = schema.model_validate(result.model_dump())
+        problem = check(obj) if check is not None else None
+        if problem is not None:  # no repair round: the analysis would answer the same again
+            raise LlmOutputError(problem)
         record = CallRecord(
             prompt_name=prompt_name,
             prompt_version=f"offline-{ANALYZER_VERSION}",

@@ -4,27 +4,35 @@ Note [Structured output and repair]
 We bind a JSON-schema ``response_format`` *dict* (not the pydantic class) so the raw text
 always comes back to us: with the class, the openai SDK validates inside the call and a bad
 answer surfaces as an exception without its text (research/ecosystem.md §2.1). We validate
-with pydantic ourselves and, on failure, re-ask once with the validation error shown to the
-model (the repair round). Transport retries (429, 5xx, timeouts) belong to the openai SDK's
-own backoff (``max_retries``); we do not wrap them again, so retries never multiply.
-Servers without ``json_schema`` support get ``json_object`` mode (the prompt carries the
-schema) or forced function calling.
+with pydantic ourselves, then with the caller's semantic check (e.g. "the API must occur in
+the issue"); on either failure we re-ask once with the problem shown to the model (the repair
+round). An answer that never passes is an error: stored with every attempt, never cached as a
+success. Transport retries (429, 5xx, timeouts) belong to the openai SDK's own backoff
+(``max_retries``); we do not wrap them again, so retries never multiply. A server's
+``Retry-After`` is capped (see ``_cap_retry_after``), and consecutive transport failures open
+a circuit breaker (agent.llm.limits). Servers without ``json_schema`` support get
+``json_object`` mode (the prompt carries the schema) or forced function calling.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import time
+from email.utils import parsedate_to_datetime
 from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ValidationError
 
-from agent.llm.backend import CallRecord, SchemaT, TokenBudget, cache_key
-from agent.llm.errors import LlmConfigError, LlmOutputError, LlmTimeoutError, LlmTransportError
+from agent.llm.backend import CallRecord, SchemaT, SemanticCheck, cache_key
+from agent.llm.errors import LlmConfigError, LlmError, LlmOutputError, LlmTimeoutError, LlmTransportError
+from agent.llm.limits import CircuitBreaker, LlmBudget, expected_prompt_tokens
 from agent.llm.prompts import load_prompt
 
 StructuredMethod = Literal["json_schema", "json_mode", "function_calling"]
 MAX_REPAIRS = 1
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+_FENCE_RE = re.compile(r"```[A-Za-z0-9_-]*[ \t]*\n(.*?)```", re.S)
 
 
 class ResponseCache(Protocol):
@@ -42,14 +50,58 @@ def _response_format(schema: type[BaseModel]) -> dict[str, Any]:
     }
 
 
-def _strip_fences(text: str) -> str:
-    """Some servers wrap JSON in a markdown fence even in JSON mode."""
+def extract_json(text: str) -> str:
+    """The JSON object in an answer: the whole text, a fenced block (after prose or not), or the
+    first ``{...}`` that parses. Falls back to the text itself so validation names the problem."""
     stripped = text.strip()
-    if stripped.startswith("```"):
-        stripped = stripped.split("\n", 1)[1] if "\n" in stripped else ""
-        if stripped.rstrip().endswith("```"):
-            stripped = stripped.rstrip()[:-3]
-    return stripped.strip()
+    candidates = [stripped, *(block.strip() for block in _FENCE_RE.findall(stripped))]
+    if stripped.startswith("```"):  # an unterminated fence
+        candidates.append(stripped.split("\n", 1)[1] if "\n" in stripped else "")
+    for candidate in candidates:
+        try:
+            if isinstance(json.loads(candidate), dict):
+                return candidate
+        except ValueError:
+            continue
+    decoder = json.JSONDecoder()
+    start = stripped.find("{")
+    while start != -1:
+        try:
+            obj, end = decoder.raw_decode(stripped, start)
+        except ValueError:
+            start = stripped.find("{", start + 1)
+            continue
+        if isinstance(obj, dict):
+            return stripped[start:end]
+        start = stripped.find("{", end)
+    return stripped
+
+
+def _retry_after_seconds(value: str) -> float | None:
+    try:
+        return float(value)
+    except ValueError:
+        pass
+    try:
+        return parsedate_to_datetime(value).timestamp() - time.time()
+    except (TypeError, ValueError, IndexError):
+        return None
+
+
+def _cap_retry_after(cap_s: float) -> Any:
+    """An httpx response hook: a server asking to wait longer than ``cap_s`` waits ``cap_s``."""
+
+    def hook(response: Any) -> None:
+        headers = response.headers
+        wait_ms = headers.get("retry-after-ms")
+        wait = float(wait_ms) / 1000 if wait_ms and wait_ms.replace(".", "", 1).isdigit() else None
+        if wait is None and headers.get("retry-after") is not None:
+            wait = _retry_after_seconds(headers["retry-after"])
+        if wait is not None and wait > cap_s:
+            headers["retry-after"] = f"{cap_s:g}"
+            headers["retry-after-ms"] = f"{cap_s * 1000:g}"
+
+    return hook
 
 
 class OpenAIBackend:
@@ -66,33 +118,48 @@ class OpenAIBackend:
         timeout_s: float = 60.0,
         max_retries: int = 2,
         method: StructuredMethod = "json_schema",
-        budget: TokenBudget | None = None,
+        budget: LlmBudget | None = None,
         cache: ResponseCache | None = None,
         temperature: float = 0.0,
+        retry_after_cap_s: float = 30.0,
+        breaker_threshold: int = 3,
+        concurrency: int = 1,
     ) -> None:
         try:
+            import httpx2
             from langchain_openai import ChatOpenAI
         except ImportError as exc:  # pragma: no cover - dependency is declared
             raise LlmConfigError(f"langchain-openai is not installed: {exc}") from exc
         self.model = model
+        self.base_url = (base_url or DEFAULT_BASE_URL).rstrip("/")
+        self.timeout_s = timeout_s
         self.method: StructuredMethod = method
-        self.budget = budget or TokenBudget(2**62)
+        self.budget = budget or LlmBudget()
         self.cache = cache
+        self.concurrency = max(1, concurrency)
+        self.breaker = CircuitBreaker(self.base_url, breaker_threshold)
+        http_client = httpx2.Client(
+            timeout=timeout_s,
+            limits=httpx2.Limits(max_connections=max(10, 2 * self.concurrency)),
+            event_hooks={"response": [_cap_retry_after(retry_after_cap_s)]},
+        )
         # Local servers need some key; the SDK refuses to start without one.
         self._chat = ChatOpenAI(
             model=model,
-            base_url=base_url,
+            base_url=self.base_url,
             api_key=api_key or "not-needed",
             timeout=timeout_s,
             max_retries=max_retries,
             temperature=temperature,
             use_responses_api=False,
+            http_client=http_client,
         )
 
     # ------------------------------------------------------------------ public
 
     def structured(
-        self, prompt_name: str, variables: dict[str, Any], schema: type[SchemaT]
+        self, prompt_name: str, variables: dict[str, Any], schema: type[SchemaT],
+        *, check: SemanticCheck | None = None,
     ) -> tuple[SchemaT, CallRecord]:
         template = load_prompt(prompt_name)
         rendered = template.render(variables)
@@ -104,26 +171,18 @@ class OpenAIBackend:
             cache_key=key,
             request={"messages": [{"role": r, "content": c} for r, c in rendered], "schema": schema.__name__},
         )
-        if self.cache is not None:
-            hit = self.cache.get(key)
-            if hit is not None:
-                try:
-                    obj = schema.model_validate(hit)
-                except ValidationError:
-                    pass  # a cached answer from an older schema: ask again
-                else:
-                    return obj, record.model_copy(update={"cached": True, "response": hit})
-        self.budget.check()
+        cached = self._from_cache(key, schema, check)
+        if cached is not None:
+            return cached, record.model_copy(update={"cached": True, "response": cached.model_dump(mode="json")})
         started = time.perf_counter()
         try:
-            obj = self._call_with_repair(rendered, schema, record)
-        except Exception as exc:
+            obj = self._call_with_repair(rendered, schema, record, check)
+        except LlmError as exc:
             record.latency_ms = (time.perf_counter() - started) * 1000
             record.error = f"{type(exc).__name__}: {exc}"
-            if self.cache is not None:
+            if self.cache is not None and record.attempts:  # a request was paid for: keep it
                 self.cache.put(record)
-            if isinstance(exc, LlmOutputError):
-                exc.attempts = record.attempts
+            exc.attempts = record.attempts
             raise
         record.latency_ms = (time.perf_counter() - started) * 1000
         record.response = obj.model_dump(mode="json")
@@ -133,31 +192,78 @@ class OpenAIBackend:
 
     # ------------------------------------------------------------------ internals
 
-    def _call_with_repair(self, rendered: list[tuple[str, str]], schema: type[SchemaT], record: CallRecord) -> SchemaT:
+    def _from_cache(self, key: str, schema: type[SchemaT], check: SemanticCheck | None) -> SchemaT | None:
+        if self.cache is None:
+            return None
+        hit = self.cache.get(key)
+        if hit is None:
+            return None
+        try:
+            obj = schema.model_validate(hit)
+        except ValidationError:
+            return None  # a cached answer from an older schema: ask again
+        if check is not None and check(obj) is not None:
+            return None  # stored before the check existed: never replay a bad answer
+        return obj
+
+    def _call_with_repair(self, rendered: list[tuple[str, str]], schema: type[SchemaT], record: CallRecord,
+                          check: SemanticCheck | None) -> SchemaT:
         from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 
         messages: list[Any] = [SystemMessage(c) if r == "system" else HumanMessage(c) for r, c in rendered]
-        for attempt in range(MAX_REPAIRS + 1):
-            raw, usage = self._invoke(messages, schema, record)
+        for _ in range(MAX_REPAIRS + 1):
+            raw = self._request(messages, schema, record)
+            problem: str | None
             try:
-                return schema.model_validate_json(_strip_fences(raw))
+                obj = schema.model_validate_json(extract_json(raw))
             except ValidationError as exc:
                 errors = exc.errors(include_url=False, include_context=False, include_input=False)
-                record.attempts.append(
-                    {"attempt": attempt + 1, "raw": raw, "error": json.dumps(errors, default=str), "usage": usage}
-                )
-                messages = [
-                    *messages,
-                    AIMessage(raw),
-                    HumanMessage(
-                        "Your answer failed validation against the schema:\n"
-                        + json.dumps(errors, default=str)
-                        + "\nAnswer again with one corrected JSON object and nothing else."
-                    ),
-                ]
+                problem = "Your answer failed validation against the schema:\n" + json.dumps(errors, default=str)
+            else:
+                problem = check(obj) if check is not None else None
+                if problem is None:
+                    return obj
+                problem = f"Your answer is valid JSON but wrong: {problem}"
+            record.attempts[-1]["error"] = problem
+            messages = [
+                *messages,
+                AIMessage(raw),
+                HumanMessage(problem + "\nAnswer again with one corrected JSON object and nothing else."),
+            ]
         raise LlmOutputError(
-            f"{schema.__name__}: no valid answer after {MAX_REPAIRS + 1} attempts", attempts=record.attempts
+            f"{schema.__name__}: no valid answer after {MAX_REPAIRS + 1} attempts "
+            f"(last problem: {record.attempts[-1]['error'][:300]})",
+            attempts=record.attempts,
         )
+
+    def _request(self, messages: list[Any], schema: type[BaseModel], record: CallRecord) -> str:
+        """One budgeted request through the breaker; its attempt entry is appended to ``record``."""
+        self.breaker.check()
+        reservation = self.budget.reserve(
+            self.budget.expected_tokens(expected_prompt_tokens([str(m.content) for m in messages]))
+        )
+        entry: dict[str, Any] = {"attempt": len(record.attempts) + 1, "raw": "", "error": None,
+                                 "usage": {"prompt_tokens": 0, "completion_tokens": 0}}
+        started = time.perf_counter()
+        try:
+            raw, usage = self._invoke(messages, schema, record)
+        except LlmTransportError as exc:
+            self.budget.settle(reservation, 0, 0)
+            if getattr(exc, "endpoint_failure", True):
+                self.breaker.record_failure(str(exc))
+            entry.update(error=f"{type(exc).__name__}: {exc}", latency_ms=(time.perf_counter() - started) * 1000)
+            record.attempts.append(entry)
+            raise
+        except BaseException:
+            self.budget.settle(reservation, 0, 0)
+            raise
+        self.budget.settle(reservation, usage["prompt_tokens"], usage["completion_tokens"])
+        self.breaker.record_success()
+        record.prompt_tokens += usage["prompt_tokens"]
+        record.completion_tokens += usage["completion_tokens"]
+        entry.update(raw=raw, usage=usage, latency_ms=(time.perf_counter() - started) * 1000)
+        record.attempts.append(entry)
+        return raw
 
     def _bound(self, schema: type[BaseModel]) -> Any:
         if self.method == "json_schema":
@@ -169,6 +275,23 @@ class OpenAIBackend:
             "function": {"name": schema.__name__, "parameters": schema.model_json_schema()},
         }
         return self._chat.bind(tools=[tool], tool_choice={"type": "function", "function": {"name": schema.__name__}})
+
+    def _transport_error(self, exc: Exception) -> LlmError:
+        """An SDK error as ours, naming the endpoint; 401/403 is a setup problem, not a blip."""
+        import openai
+
+        if isinstance(exc, openai.APITimeoutError):
+            return LlmTimeoutError(f"the LLM endpoint {self.base_url} gave no answer within {self.timeout_s:g} s")
+        if isinstance(exc, openai.APIConnectionError):
+            return LlmTransportError(f"cannot reach the LLM endpoint {self.base_url}: {exc}")
+        if isinstance(exc, openai.APIStatusError):
+            if exc.status_code in (401, 403):
+                return LlmConfigError(f"the LLM endpoint {self.base_url} refused the API key ({exc.status_code})")
+            error = LlmTransportError(f"the LLM endpoint {self.base_url} answered {exc.status_code}: {exc.message}")
+            # a request the server rejects (400, 404, 422) says nothing about whether it is up
+            error.endpoint_failure = exc.status_code == 429 or exc.status_code >= 500  # type: ignore[attr-defined]
+            return error
+        return LlmTransportError(f"the LLM endpoint {self.base_url}: {type(exc).__name__}: {exc}")
 
     def _invoke(self, messages: list[Any], schema: type[BaseModel], record: CallRecord) -> tuple[str, dict[str, int]]:
         """One request: the raw answer text and its token usage; transport errors mapped."""
@@ -182,19 +305,14 @@ class OpenAIBackend:
                 record.attempts.append({"attempt": 0, "raw": "", "error": f"json_schema refused: {exc}", "usage": {}})
                 self.method = "json_mode"
                 return self._invoke(messages, schema, record)
-            raise LlmTransportError(f"endpoint rejected the request: {exc}") from exc
-        except openai.APITimeoutError as exc:
-            raise LlmTimeoutError(f"no answer within the timeout: {exc}") from exc
-        except (openai.APIConnectionError, openai.APIStatusError) as exc:
-            raise LlmTransportError(f"{type(exc).__name__}: {exc}") from exc
+            raise self._transport_error(exc) from exc
+        except openai.OpenAIError as exc:
+            raise self._transport_error(exc) from exc
         usage_meta = getattr(message, "usage_metadata", None) or {}
         usage = {
             "prompt_tokens": int(usage_meta.get("input_tokens", 0)),
             "completion_tokens": int(usage_meta.get("output_tokens", 0)),
         }
-        record.prompt_tokens += usage["prompt_tokens"]
-        record.completion_tokens += usage["completion_tokens"]
-        self.budget.spend(usage["prompt_tokens"] + usage["completion_tokens"])
         if self.method == "function_calling":
             calls = getattr(message, "tool_calls", None) or []
             if calls:

@@ -3,6 +3,13 @@
 A template file has a front matter (name, version, output_schema) and two sections,
 ``## system`` and ``## user``, written in mustache. Issue text is inserted with triple braces
 so it is not HTML-escaped, and only ever as a variable value: it is never parsed as a template.
+
+Note [Data blocks]
+Untrusted text (issue text, and model output such as the triage reason) sits inside data blocks:
+a line ``<issue>`` … a line ``</issue>`` in the user section. Inside every value, an opening or
+closing tag of any block of that template is written ``&lt;issue`` instead, so a body containing
+``</issue>`` cannot end its block early and smuggle instructions outside it. Everything else in
+the text is kept verbatim.
 """
 
 from __future__ import annotations
@@ -18,6 +25,15 @@ from agent.llm.errors import LlmConfigError
 
 PROMPT_NAMES: tuple[str, ...] = ("triage", "pattern", "api_semantics", "transfer_check", "harness_inputs", "api_describe")
 _VARIABLE_RE = re.compile(r"\{\{\{?\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}?\}\}")
+_BLOCK_TAG_RE = re.compile(r"^<([A-Za-z_][A-Za-z0-9_]*)>\s*$", re.M)
+
+
+def escape_data(value: str, tags: frozenset[str]) -> str:
+    """``<tag`` / ``</tag`` of the given block tags become ``&lt;tag`` (see Note [Data blocks])."""
+    if not tags:
+        return value
+    pattern = re.compile(r"<(\s*/?\s*)(" + "|".join(map(re.escape, sorted(tags))) + r")(?![A-Za-z0-9_])", re.I)
+    return pattern.sub(lambda m: "&lt;" + m.group(1) + m.group(2), value)
 
 
 @dataclass(frozen=True)
@@ -28,6 +44,11 @@ class PromptTemplate:
     system: str
     user: str
     sha256: str
+
+    @property
+    def block_tags(self) -> frozenset[str]:
+        """Names of the data blocks (``<issue>`` lines) of the user section."""
+        return frozenset(_BLOCK_TAG_RE.findall(self.user))
 
     @property
     def variables(self) -> frozenset[str]:
@@ -43,7 +64,8 @@ class PromptTemplate:
         template = ChatPromptTemplate.from_messages(
             [("system", self.system), ("human", self.user)], template_format="mustache"
         )
-        values = {k: "" if v is None else str(v) for k, v in variables.items() if k in self.variables}
+        tags = self.block_tags
+        values = {k: "" if v is None else escape_data(str(v), tags) for k, v in variables.items() if k in self.variables}
         messages = template.format_messages(**values)
         return [("system" if m.type == "system" else "user", str(m.content)) for m in messages]
 

@@ -91,6 +91,23 @@ class ApiSemanticsModel(BaseModel):
     has_method: bool = False
 
 
+class PatternAnswer(BaseModel):
+    """Pattern step: the formal pattern, or the reason the report yields none (not an error)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    pattern: BugPattern | None = Field(default=None, description="The formal pattern; null when there is none.")
+    no_pattern_reason: str | None = Field(
+        default=None, description="Set instead of pattern when the report shows no checkable silent bug of one API."
+    )
+
+    @model_validator(mode="after")
+    def _exactly_one(self) -> PatternAnswer:
+        if (self.pattern is None) == (not self.no_pattern_reason):
+            raise ValueError("give either pattern or no_pattern_reason, not both and not neither")
+        return self
+
+
 class TransferCheck(BaseModel):
     """Transfer step: does a pattern still make sense for a target API, and with which trigger?"""
 
@@ -98,7 +115,8 @@ class TransferCheck(BaseModel):
 
     keep: bool
     reason: str = ""
-    adapted_trigger: Trigger = Field(default_factory=Trigger)
+    # None (omitted) keeps the ranked candidate's trigger; an empty Trigger means "no conditions".
+    adapted_trigger: Trigger | None = None
 
 
 # Vocabularies of the harness-inputs step come from fuzz_core, which validates again when it runs.
@@ -161,6 +179,7 @@ __all__ = [
     "ApiParameter",
     "ApiSemanticsModel",
     "BugPattern",
+    "PatternAnswer",
     "TransferCheck",
     "TriageResult",
 ]

@@ -4,7 +4,15 @@ Note [Which issues an extractor processes]
 An issue is due for an extractor when ingest flagged it (``needs_extraction``: new or changed)
 or when that extractor has no triage row for it yet (another extractor ran first). After a
 successful extraction the flag is cleared only if the issue's ``content_hash`` is still the one
-that was read, so an ingest that changes the issue meanwhile is never lost.
+that was read, so an ingest that changes the issue meanwhile is never lost. A failed extraction
+sets the flag again and writes no triage, so the issue stays due; issues whose last attempt
+failed come after the others, so a few stubborn failures cannot block the head of the queue
+under ``--limit``.
+
+Note [A failed extraction loses nothing]
+A failure is an ``error`` row next to whatever the issue already had: the last good pattern,
+its candidates, harnesses and findings stay. Only a successful extraction replaces patterns,
+and a new pattern identical to a stored one keeps the stored row (and what hangs from it).
 """
 
 from __future__ import annotations
@@ -13,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import and_, delete, exists, insert, or_, select, update
+from sqlalchemy import and_, case, delete, exists, insert, or_, select, update
 from sqlalchemy.orm import Session
 
 from db.base import utcnow
@@ -43,6 +51,8 @@ class TriageValues:
 
 @dataclass(frozen=True)
 class PatternValues:
+    """One patterns row; for ``no_pattern`` rows ``error`` holds the model's reason (not a failure)."""
+
     status: str
     kind: str | None = None
     api: str | None = None
@@ -62,7 +72,10 @@ def issue_ids_to_extract(session: Session, extractor: str, *, only_changed: bool
     if not only_changed:
         has_triage = exists().where(and_(Triage.issue_id == Issue.id, Triage.extractor == extractor))
         due = or_(due, ~has_triage)
-    stmt = select(Issue.id).where(due).order_by(Issue.id)
+    failed_before = exists().where(
+        and_(Pattern.issue_id == Issue.id, Pattern.extractor == extractor, Pattern.status == "error")
+    )
+    stmt = select(Issue.id).where(due).order_by(case((failed_before, 1), else_=0), Issue.id)
     if limit is not None:
         stmt = stmt.limit(limit)
     return list(session.scalars(stmt))
@@ -105,10 +118,18 @@ def upsert_triage(session: Session, issue_id: int, extractor: str, extractor_ver
 def replace_patterns(
     session: Session, issue_id: int, extractor: str, extractor_version: str, rows: Sequence[PatternValues]
 ) -> list[int]:
-    """The issue's patterns from ``extractor`` become ``rows`` (re-extraction replaces)."""
-    session.execute(delete(Pattern).where(Pattern.issue_id == issue_id, Pattern.extractor == extractor))
+    """The issue's patterns from ``extractor`` become ``rows`` (re-extraction replaces); a row equal
+    to a stored one keeps the stored row. See Note [A failed extraction loses nothing]."""
+    stored = list(session.scalars(select(Pattern).where(Pattern.issue_id == issue_id, Pattern.extractor == extractor)))
     ids = []
     for row in rows:
+        same = next((p for p in stored if p.status != "error" and row.formal and p.formal == row.formal
+                     and p.kind == row.kind and p.api == row.api), None)
+        if same is not None:
+            stored.remove(same)
+            same.extractor_version, same.confidence, same.repro = extractor_version, row.confidence, row.repro
+            ids.append(same.id)
+            continue
         pattern = Pattern(
             issue_id=issue_id,
             extractor=extractor,
@@ -128,7 +149,26 @@ def replace_patterns(
         session.add(pattern)
         session.flush()
         ids.append(pattern.id)
+    if stored:
+        session.execute(delete(Pattern).where(Pattern.id.in_([p.id for p in stored])))
     return ids
+
+
+def record_extraction_error(session: Session, issue_id: int, extractor: str, extractor_version: str,
+                            error: str) -> int:
+    """Store a failed attempt beside the issue's stored patterns and keep the issue due.
+
+    Earlier error rows of this extractor are replaced; good rows are left as they are
+    (Note [A failed extraction loses nothing]).
+    """
+    session.execute(delete(Pattern).where(
+        Pattern.issue_id == issue_id, Pattern.extractor == extractor, Pattern.status == "error"))
+    row = Pattern(issue_id=issue_id, extractor=extractor, extractor_version=extractor_version,
+                  status="error", error=error)
+    session.add(row)
+    session.execute(update(Issue).where(Issue.id == issue_id).values(needs_extraction=True))
+    session.flush()
+    return row.id
 
 
 def mark_extracted(session: Session, issue_id: int, content_hash: str) -> bool:
@@ -211,7 +251,11 @@ def cached_llm_response(session: Session, cache_key: str) -> dict[str, Any] | No
 
 
 def record_llm_call(session: Session, values: dict[str, Any]) -> None:
-    """Insert or overwrite the call with ``values['cache_key']`` (a failed call is retried later)."""
+    """Insert or overwrite the call with ``values['cache_key']``.
+
+    A failed call is retried later under the same key; its row then keeps every earlier
+    attempt and their token usage, so ``llm_calls`` accounts for every request ever paid for.
+    """
     key = values["cache_key"]
     columns = {
         k: values.get(k)
@@ -219,12 +263,19 @@ def record_llm_call(session: Session, values: dict[str, Any]) -> None:
                   "prompt_tokens", "completion_tokens", "latency_ms", "error")
     }
     columns["request"] = columns["request"] or {}
-    columns["attempts"] = columns["attempts"] or []
-    existing = session.scalar(select(LlmCall.id).where(LlmCall.cache_key == key))
+    columns["attempts"] = list(columns["attempts"] or [])
+    existing = session.execute(
+        select(LlmCall.id, LlmCall.error, LlmCall.attempts, LlmCall.prompt_tokens, LlmCall.completion_tokens)
+        .where(LlmCall.cache_key == key)
+    ).first()
     if existing is None:
         session.execute(insert(LlmCall), [{"cache_key": key, **columns}])
-    else:
-        session.execute(update(LlmCall).where(LlmCall.id == existing).values(**columns, created_at=utcnow()))
+        return
+    if existing.error is not None:  # an earlier failure of this very request: keep its record
+        columns["attempts"] = [*(existing.attempts or []), *columns["attempts"]]
+        columns["prompt_tokens"] = (columns["prompt_tokens"] or 0) + (existing.prompt_tokens or 0)
+        columns["completion_tokens"] = (columns["completion_tokens"] or 0) + (existing.completion_tokens or 0)
+    session.execute(update(LlmCall).where(LlmCall.id == existing.id).values(**columns, created_at=utcnow()))
 
 
 def llm_call_count(session: Session) -> int:

@@ -9,6 +9,7 @@ import re
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -50,10 +51,44 @@ def bag_of_words_vector(text: str, synonyms: dict[str, str] | None = None, dims:
     return [x / norm for x in vector]
 
 
+def schema_name(body: dict[str, Any]) -> str:
+    """The answer schema a chat request asks for (json_schema mode), e.g. ``TriageResult``."""
+    return str(((body.get("response_format") or {}).get("json_schema") or {}).get("name", ""))
+
+
+def refused_url() -> str:
+    """A loopback base URL where nothing listens: connecting is refused at once."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    return f"http://127.0.0.1:{port}/v1"
+
+
+# Scripted answers that are not a clean JSON object (the faults a real model produces).
+MALFORMED = '{"is_silent_bug": tru'
+PROSE = "Sure! Here is the triage you asked for."
+
+
+def fenced(payload: str) -> str:
+    return f"```json\n{payload}\n```"
+
+
+def prose_then_fenced(payload: str) -> str:
+    return f"{PROSE}\n\n```json\n{payload}\n```\nLet me know if you need more."
+
+
 class ScriptedServer:
+    """Answers chat requests from ``replies`` in order; when they run out, from ``responder``
+    (a function of the request body, for concurrent clients) or with HTTP 500."""
+
     def __init__(self, replies: list[Reply], *, embedding_synonyms: dict[str, str] | None = None,
-                 embedding_faults: list[Reply] | None = None) -> None:
+                 embedding_faults: list[Reply] | None = None,
+                 responder: Callable[[dict[str, Any]], Reply] | None = None) -> None:
         self.replies: deque[Reply] = deque(replies)
+        self.responder = responder
+        self._lock = threading.Lock()
         self.embedding_synonyms = embedding_synonyms or {}
         self.embedding_faults: deque[Reply] = deque(embedding_faults or [])  # answered before any vector
         self.embedding_requests: list[dict[str, Any]] = []
@@ -70,8 +105,11 @@ class ScriptedServer:
                 if self.path.rstrip("/").endswith("/embeddings"):
                     self._embeddings(body)
                     return
-                server.requests.append({"path": self.path, "body": body})
-                reply = server.replies.popleft() if server.replies else Reply(status=500)
+                with server._lock:
+                    server.requests.append({"path": self.path, "body": body})
+                    reply = server.replies.popleft() if server.replies else None
+                if reply is None:
+                    reply = server.responder(body) if server.responder else Reply(status=500)
                 if reply.delay_s:
                     time.sleep(reply.delay_s)
                 if reply.status != 200:

@@ -6,11 +6,18 @@ import json
 
 import pytest
 
-from agent.llm.backend import TokenBudget
-from agent.llm.errors import LlmBudgetExceeded, LlmOutputError, LlmTimeoutError
+from agent.llm.errors import LlmBudgetExceeded, LlmEndpointDown, LlmOutputError, LlmTimeoutError, LlmTransportError
+from agent.llm.limits import LlmBudget
 from agent.llm.openai_backend import OpenAIBackend
 from agent.llm.schemas import TriageResult
-from tests.agent.llm.fake_openai_server import Reply, ScriptedServer
+from tests.agent.llm.fake_openai_server import (
+    MALFORMED,
+    Reply,
+    ScriptedServer,
+    fenced,
+    prose_then_fenced,
+    refused_url,
+)
 
 VARIABLES = {
     "title": "torch.cumsum wrong in bf16 <tensor> & friends",
@@ -33,7 +40,9 @@ def test_valid_json_is_returned_with_usage_and_raw_issue_text() -> None:
     with ScriptedServer([Reply(VALID)]) as server:
         obj, record = _backend(server).structured("triage", VARIABLES, TriageResult)
     assert obj.is_silent_bug and obj.reason == "cumsum in bf16"
-    assert record.prompt_tokens == 11 and record.completion_tokens == 7 and record.attempts == []
+    assert record.prompt_tokens == 11 and record.completion_tokens == 7
+    [attempt] = record.attempts  # the one request, kept with its usage and latency
+    assert attempt["error"] is None and attempt["usage"]["completion_tokens"] == 7 and attempt["latency_ms"] > 0
     assert record.latency_ms > 0
     body = server.requests[0]["body"]
     assert server.requests[0]["path"] == "/v1/chat/completions"
@@ -50,7 +59,7 @@ def test_invalid_then_valid_after_repair_round() -> None:
     with ScriptedServer([Reply(bad), Reply(VALID)]) as server:
         obj, record = _backend(server).structured("triage", VARIABLES, TriageResult)
     assert obj.is_silent_bug is True
-    assert len(record.attempts) == 1 and record.attempts[0]["raw"] == bad
+    assert len(record.attempts) == 2 and record.attempts[0]["raw"] == bad and record.attempts[1]["error"] is None
     assert "is_silent_bug" in record.attempts[0]["error"]
     assert record.prompt_tokens == 22  # both requests counted
     repair_messages = server.requests[1]["body"]["messages"]
@@ -64,7 +73,7 @@ def test_rate_limit_then_success_is_retried_by_the_sdk() -> None:
         obj, record = _backend(server).structured("triage", VARIABLES, TriageResult)
     assert obj.confidence == 0.9
     assert len(server.requests) == 2
-    assert record.attempts == []
+    assert len(record.attempts) == 1  # the SDK's retry is inside one attempt
 
 
 def test_garbage_until_attempts_run_out_keeps_every_attempt() -> None:
@@ -84,8 +93,8 @@ def test_slow_reply_past_the_timeout() -> None:
 
 def test_token_budget_stops_further_calls() -> None:
     with ScriptedServer([Reply(VALID), Reply(VALID)]) as server:
-        backend = _backend(server, budget=TokenBudget(10))
-        backend.structured("triage", VARIABLES, TriageResult)  # 18 tokens: over budget afterwards
+        backend = _backend(server, budget=LlmBudget(calls=1))
+        backend.structured("triage", VARIABLES, TriageResult)
         with pytest.raises(LlmBudgetExceeded):
             backend.structured("triage", {**VARIABLES, "title": "other"}, TriageResult)
     assert len(server.requests) == 1
@@ -115,7 +124,7 @@ def test_function_calling_with_repair_of_bad_arguments() -> None:
     replies = [Reply(tool_arguments='{"is_silent_bug": tr'), Reply(tool_arguments=VALID)]
     with ScriptedServer(replies) as server:
         obj, record = _backend(server, method="function_calling").structured("triage", VARIABLES, TriageResult)
-    assert obj.is_silent_bug and len(record.attempts) == 1
+    assert obj.is_silent_bug and len(record.attempts) == 2 and record.attempts[0]["error"]
     first = server.requests[0]["body"]
     assert first["tool_choice"] == {"type": "function", "function": {"name": "TriageResult"}}
     assert first["tools"][0]["function"]["name"] == "TriageResult"
@@ -128,3 +137,102 @@ def test_openai_without_endpoint_or_key_is_a_config_error() -> None:
 
     with pytest.raises(LlmConfigError, match="OPENAI_BASE_URL"):
         make_backend(Settings(llm="openai"))
+
+
+@pytest.mark.parametrize("wrap", [fenced, prose_then_fenced, lambda text: f"The answer: {text} (done)"],
+                         ids=["fenced", "prose+fence", "prose-around"])
+def test_json_is_taken_from_fences_and_prose_on_the_first_attempt(wrap) -> None:  # type: ignore[no-untyped-def]
+    with ScriptedServer([Reply(wrap(VALID))]) as server:
+        obj, record = _backend(server).structured("triage", VARIABLES, TriageResult)
+    assert obj.reason == "cumsum in bf16" and len(server.requests) == 1
+
+
+def test_semantic_check_failure_goes_through_the_repair_round() -> None:
+    other = VALID.replace("cumsum in bf16", "about something else")
+    check = lambda t: None if "cumsum" in t.reason else "the reason must name the API"  # noqa: E731
+    with ScriptedServer([Reply(other), Reply(VALID)]) as server:
+        obj, record = _backend(server).structured("triage", VARIABLES, TriageResult, check=check)
+    assert obj.reason == "cumsum in bf16"
+    assert "must name the API" in server.requests[1]["body"]["messages"][-1]["content"]
+    assert "must name the API" in record.attempts[0]["error"]
+
+
+class _ListCache:
+    def __init__(self) -> None:
+        self.rows: dict[str, object] = {}
+
+    def get(self, key: str):  # type: ignore[no-untyped-def]
+        row = self.rows.get(key)
+        return None if row is None or row.error else row.response  # type: ignore[attr-defined]
+
+    def put(self, record) -> None:  # type: ignore[no-untyped-def]
+        self.rows[record.cache_key] = record
+
+
+def test_answer_failing_the_check_is_stored_as_an_error_never_replayed() -> None:
+    other = VALID.replace("cumsum in bf16", "unrelated")
+    check = lambda t: None if "cumsum" in t.reason else "the reason must name the API"  # noqa: E731
+    cache = _ListCache()
+    with ScriptedServer([Reply(other), Reply(other), Reply(VALID)]) as server:
+        backend = _backend(server, cache=cache)
+        with pytest.raises(LlmOutputError, match="must name the API"):
+            backend.structured("triage", VARIABLES, TriageResult, check=check)
+        [stored] = cache.rows.values()
+        assert stored.error and stored.response is None and len(stored.attempts) == 2  # type: ignore[attr-defined]
+        obj, record = backend.structured("triage", VARIABLES, TriageResult, check=check)  # asked again
+    assert not record.cached and obj.reason == "cumsum in bf16" and len(server.requests) == 3
+
+
+def test_retry_after_is_capped() -> None:
+    import time
+
+    replies = [Reply(status=429, headers={"retry-after": "120"}), Reply(VALID)]
+    with ScriptedServer(replies) as server:
+        started = time.monotonic()
+        obj, _ = _backend(server, retry_after_cap_s=0.2).structured("triage", VARIABLES, TriageResult)
+    assert obj.is_silent_bug and time.monotonic() - started < 5  # not 120 s
+
+
+def test_connection_refused_names_the_url_and_opens_the_breaker() -> None:
+    url = refused_url()
+    backend = OpenAIBackend(model="m", base_url=url, api_key="dummy", timeout_s=2, max_retries=0, breaker_threshold=2)
+    for n in range(2):
+        with pytest.raises(LlmTransportError, match=url.replace(".", r"\.")):
+            backend.structured("triage", {**VARIABLES, "title": str(n)}, TriageResult)
+    with pytest.raises(LlmEndpointDown, match=f"{url}.*2 times in a row"):
+        backend.structured("triage", {**VARIABLES, "title": "third"}, TriageResult)
+
+
+def test_a_success_closes_the_breaker_count() -> None:
+    replies = [Reply(status=500), Reply(VALID), Reply(status=500)]
+    with ScriptedServer(replies) as server:
+        backend = _backend(server, max_retries=0, breaker_threshold=2)
+        for n in range(3):
+            try:
+                backend.structured("triage", {**VARIABLES, "title": str(n)}, TriageResult)
+            except LlmTransportError as exc:
+                assert "answered 500" in str(exc) and server.base_url in str(exc)
+    assert not backend.breaker.open
+
+
+def test_token_budget_is_checked_with_the_expected_size_before_the_call() -> None:
+    with ScriptedServer([Reply(VALID, prompt_tokens=700, completion_tokens=50)] * 3) as server:
+        # room for one prompt (~650 tokens estimated) plus an expected completion, not for a second call
+        backend = _backend(server, budget=LlmBudget(tokens=1200))
+        backend.structured("triage", VARIABLES, TriageResult)
+        with pytest.raises(LlmBudgetExceeded, match="would be exceeded"):
+            backend.structured("triage", {**VARIABLES, "title": "other"}, TriageResult)
+    assert len(server.requests) == 1 and backend.budget.used_tokens <= 1200
+
+
+def test_malformed_twice_is_an_output_error_with_both_attempts() -> None:
+    with ScriptedServer([Reply(MALFORMED), Reply(MALFORMED)]) as server:
+        with pytest.raises(LlmOutputError) as info:
+            _backend(server).structured("triage", VARIABLES, TriageResult)
+    assert len(info.value.attempts) == 2 and len(server.requests) == 2
+
+
+def test_hang_is_a_timeout_naming_the_url() -> None:
+    with ScriptedServer([Reply(VALID, delay_s=3.0)]) as server:
+        with pytest.raises(LlmTimeoutError, match=server.base_url.replace(".", r"\.")):
+            _backend(server, timeout_s=0.3, max_retries=0).structured("triage", VARIABLES, TriageResult)
