@@ -59,7 +59,8 @@ def create_app(config: WebConfig) -> FastAPI:
             response.headers["Content-Security-Policy"] = CONTENT_SECURITY_POLICY
         response.headers["X-Content-Type-Options"] = "nosniff"
         response.headers["X-Frame-Options"] = "DENY"
-        response.headers["Referrer-Policy"] = "no-referrer"
+        # "no-referrer" would make Chromium send `Origin: null` on our own form posts (refused by the Origin check).
+        response.headers["Referrer-Policy"] = "same-origin"
         return response
 
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
