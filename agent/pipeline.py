@@ -81,7 +81,10 @@ def fuzz_stage(store: Store, config: Any, *, err: Console | None = None) -> dict
         with store.session() as session:
             record_source_recheck(session, harness_id, result.verdict, result.reason)
         if err is not None:
-            err.print(f"  harness {harness_id}: {result.verdict} {result.reason[:100]}", highlight=False)
+            from agent.text_safety import markup_safe  # reasons quote inputs: "[/x]" is data, not markup
+
+            err.print(f"  harness {harness_id}: {markup_safe(result.verdict)} {markup_safe(result.reason[:100])}",
+                      highlight=False)
 
     return run_campaign(store, config, on_result=on_result).to_dict()
 

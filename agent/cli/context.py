@@ -57,8 +57,11 @@ def get_ctx(ctx: typer.Context) -> CliContext:
 
 
 def fail(message: str, code: int = EXIT_FAILURE) -> NoReturn:
-    """One line on stderr, then exit with the given code."""
-    Console(stderr=True).print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
+    """One line on stderr, then exit with the given code (the message often quotes input: never markup)."""
+    from agent.text_safety import markup_safe
+
+    Console(stderr=True).print(f"[bold red]error:[/] {markup_safe(message, keep_newlines=True)}", highlight=False,
+                               soft_wrap=True)
     raise typer.Exit(code)
 
 

@@ -11,6 +11,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from agent.cli.context import EXIT_FAILURE, EXIT_USAGE, fail, get_ctx
+from agent.text_safety import markup_safe
 
 
 class LlmChoice(StrEnum):
@@ -52,7 +53,7 @@ def extract(
         task = progress.add_task("", total=None)
 
         def on_progress(done: int, total: int, label: str) -> None:
-            progress.update(task, completed=done, total=total, description=label)
+            progress.update(task, completed=done, total=total, description=markup_safe(label))
 
         try:
             summary = run_extraction(store, settings, limit=limit, only_changed=only_changed, progress=on_progress)
@@ -86,7 +87,8 @@ def _print(summary) -> None:  # type: ignore[no-untyped-def]
         table.add_row("stopped", "token budget spent")
     Console().print(table)
     for sample in summary.error_samples[:5]:
-        Console(stderr=True).print(f"error {sample['issue']}: {sample['error']}", highlight=False, soft_wrap=True)
+        Console(stderr=True).print(f"error {markup_safe(sample['issue'])}: {markup_safe(sample['error'])}",
+                                   highlight=False, soft_wrap=True)
 
 
 def register(app: typer.Typer) -> None:

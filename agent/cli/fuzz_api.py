@@ -110,8 +110,10 @@ def fuzz_api(
     sandbox = sandbox_required(no_sandbox)
     root = out if out is not None else Path(tempfile.mkdtemp(prefix="transfuzz_fuzz_api_"))
     if not as_json:
-        cli.err.print(f"fuzzing {api}: {spec.reference_mode} vs {spec.test_mode} ({kind}), budget {budget}",
-                      highlight=False)
+        from agent.text_safety import markup_safe
+
+        cli.err.print(f"fuzzing {markup_safe(api)}: {spec.reference_mode} vs {spec.test_mode} ({markup_safe(kind)}),"
+                      f" budget {markup_safe(budget)}", highlight=False)
     from fuzz_core.workers import WorkerPool
 
     with WorkerPool(1, task_timeout_s=300.0, workdir=root, preload_opinfo=True, sandbox=sandbox) as pool:
@@ -132,7 +134,9 @@ def fuzz_api(
     if as_json:
         cli.emit(output.model_dump())
     else:
-        typer.echo(f"verdict: {output.verdict}  ({output.reason})")
+        from agent.text_safety import one_line
+
+        typer.echo(f"verdict: {output.verdict}  ({one_line(output.reason)})")
         typer.echo(f"executions: {output.executions} in {output.elapsed_s:.1f} s (stopped: {output.exit_reason})")
         if output.max_abs_diff is not None:
             typer.echo(f"max abs diff: {output.max_abs_diff}  max rel diff: {output.max_rel_diff}")

@@ -10,6 +10,7 @@ from rich.console import Console
 from rich.table import Table
 
 from agent.cli.context import EXIT_USAGE, fail, get_ctx
+from agent.text_safety import markup_safe, rich_text
 from db.status import REVIEW_STATUSES, VERDICTS
 
 if TYPE_CHECKING:
@@ -64,16 +65,16 @@ def list_cmd(
     table = Table(title=f"{len(rows)} finding(s)")
     for column in ("id", "verdict", "review", "API", "modes", "dtype", "max |diff|", "source"):
         table.add_column(column, justify="right" if column in ("id", "max |diff|") else "left")
-    for row in rows:
+    for row in rows:  # cells are Text: data is never parsed as markup, and loses control sequences
         table.add_row(
             str(row.id),
-            row.verdict,
-            row.review_status,
-            row.target_api,
-            f"{row.reference_mode} vs {row.test_mode}",
-            row.dtype or "-",
-            f"{row.max_abs_diff:.3g}" if isinstance(row.max_abs_diff, float) else (row.max_abs_diff or "-"),
-            row.source_issue or "-",
+            rich_text(row.verdict),
+            rich_text(row.review_status),
+            rich_text(row.target_api),
+            rich_text(f"{row.reference_mode} vs {row.test_mode}"),
+            rich_text(row.dtype or "-"),
+            rich_text(f"{row.max_abs_diff:.3g}" if isinstance(row.max_abs_diff, float) else (row.max_abs_diff or "-")),
+            rich_text(row.source_issue or "-"),
         )
     # Piped output keeps whole rows; a terminal wraps to its own width.
     Console(width=None if sys.stdout.isatty() else 200).print(table)
@@ -137,7 +138,7 @@ def _decide(ctx: typer.Context, finding_id: int, decision: str, note: str | None
 
         cli.emit(ReviewView.of(stored).model_dump(mode="json"))
         return
-    cli.err.print(f"finding {finding_id} {decision} by {stored.reviewer}", highlight=False)
+    cli.err.print(f"finding {finding_id} {decision} by {markup_safe(stored.reviewer)}", highlight=False)
 
 
 NoteOption = Annotated[str | None, typer.Option("--note", "-m", help="Why (required for reject).")]

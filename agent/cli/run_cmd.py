@@ -9,6 +9,7 @@ from rich.console import Console
 from rich.table import Table
 
 from agent.cli.context import EXIT_USAGE, fail, get_ctx
+from agent.text_safety import rich_text
 from agent.cli.fuzz import BudgetOpt, PrecisionOpt, SamplingOpt, WorkersOpt, campaign_config
 from agent.cli.sandbox_opt import NoSandboxOpt
 
@@ -96,8 +97,9 @@ def print_summary(result: dict[str, Any], stages: dict[str, Any]) -> None:
             found.add_column(column, overflow="fold")
         for row in rows:
             diff = row["max_abs_diff"]
-            found.add_row(str(row["finding"]), row["api"], str(row["kind"]), row["modes"],
-                          f"{diff:.3g}" if isinstance(diff, (int, float)) else str(diff or "-"), row["source_issue"],
+            found.add_row(str(row["finding"]), rich_text(row["api"]), rich_text(row["kind"]), rich_text(row["modes"]),
+                          f"{diff:.3g}" if isinstance(diff, (int, float)) else rich_text(diff or "-"),
+                          rich_text(row["source_issue"] or ""),
                           "source re-check" if row["is_source_recheck"] else "transferred")
         console.print(found)
 

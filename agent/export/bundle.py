@@ -1,11 +1,15 @@
 """Make each exported repro self-contained: the script beside the report, its saved inputs copied next to it.
 
-fuzz_core's repro scripts ``torch.load`` the failing input from ``INPUTS``, which defaults to the
-absolute path of the file the worker saved (``evidence["inputs_path"]``), and take another path as
-``argv[1]``. An export is read on other machines, so the inputs are copied as ``inputs_<id>.pt``
-and the script's default is rewritten to that file name, relative to the directory it is run in.
-The rewrite happens only when the old path appears exactly once as a literal; otherwise the
-script is left as it is and the report says how to pass the inputs.
+fuzz_core's repro scripts load the failing input (a safetensors file) from ``INPUTS``, which
+defaults to the absolute path of the file the worker saved (``evidence["inputs_path"]``), and take
+another path as ``argv[1]``. An export is read on other machines, so the inputs are copied as
+``inputs_<id>.safetensors`` and the script's default is rewritten to that file name, relative to
+the directory it is run in. The rewrite happens only when the old path appears exactly once as a
+literal; otherwise the script is left as it is and the report says how to pass the inputs.
+
+Only inert repros are exported (Note [Inert repros] in fuzz_core/repro_text.py): a stored script
+that unpickles its inputs or runs harness code (written before repros were inert, or for a
+local harness with its own code) is left out, and the report says so.
 """
 
 from __future__ import annotations
@@ -15,7 +19,11 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+from agent.text_safety import code_span
 from db.queries.findings import FindingRecord
+
+# Signs of a repro that is not inert: it unpickles its inputs, or it carries or loads harness code.
+_NOT_INERT = ("weights_only=False", "pickle", "HARNESS_FILE", "# --- harness code")
 
 
 @dataclass
@@ -31,8 +39,13 @@ def repro_file_name(finding_id: int) -> str:
     return f"repro_{finding_id}.py"
 
 
-def inputs_file_name(finding_id: int) -> str:
-    return f"inputs_{finding_id}.pt"
+def inputs_file_name(finding_id: int, suffix: str = ".safetensors") -> str:
+    return f"inputs_{finding_id}{suffix}"
+
+
+def is_inert(repro: str) -> bool:
+    """True for a script fuzz_core renders today: no pickle, no harness code of its own."""
+    return not any(sign in repro for sign in _NOT_INERT)
 
 
 def _copy(source: Path, target: Path) -> None:
@@ -42,24 +55,24 @@ def _copy(source: Path, target: Path) -> None:
 
 
 def bundle_repro(out: Path, finding: FindingRecord) -> BundledRepro | None:
-    """Write the finding's repro (and its inputs) into ``out``; None when it has no repro."""
-    if not finding.repro.strip():
+    """Write the finding's repro (and its inputs) into ``out``; None when it has no (inert) repro."""
+    if not finding.repro.strip() or not is_inert(finding.repro):
         return None
     text = finding.repro if finding.repro.endswith("\n") else finding.repro + "\n"
     bundled = BundledRepro(finding_id=finding.id, repro_file=repro_file_name(finding.id), text=text)
     source = finding.evidence.get("inputs_path")
     if isinstance(source, str) and source:
         if Path(source).is_file():
-            bundled.inputs_file = inputs_file_name(finding.id)
+            bundled.inputs_file = inputs_file_name(finding.id, Path(source).suffix or ".safetensors")
             _copy(Path(source), out / bundled.inputs_file)
             literal = repr(source)
             if text.count(literal) == 1:
                 bundled.text = text.replace(literal, repr(bundled.inputs_file))
-                bundled.note = f"run it in the directory that holds `{bundled.inputs_file}`"
+                bundled.note = f"run it in the directory that holds {code_span(bundled.inputs_file)}"
             else:
-                bundled.note = f"pass the inputs: `python {bundled.repro_file} {bundled.inputs_file}`"
+                bundled.note = f"pass the inputs: {code_span(f'python {bundled.repro_file} {bundled.inputs_file}')}"
         else:
-            bundled.note = f"its saved inputs ({source}) were not found when exporting"
+            bundled.note = f"its saved inputs ({code_span(source)}) were not found when exporting"
     temporary = out / f".{bundled.repro_file}.tmp"
     temporary.write_text(bundled.text, encoding="utf-8")
     os.replace(temporary, out / bundled.repro_file)

@@ -1,16 +1,25 @@
-"""Render a report as the Markdown body of a PyTorch issue for a fuzzer-found bug."""
+"""Render a report as the Markdown body of a PyTorch issue for a fuzzer-found bug.
+
+Every piece of data is escaped where it is put in (agent/text_safety.py): one-line inline text with
+Markdown/HTML inert and no @-mention, code spans and fenced blocks the content cannot close, and
+links only to https://github.com/OWNER/REPO/issues/N built from a checked repo name. The
+description, observed and expected lines arrive already escaped (Note [Report text is Markdown]
+in report.py).
+"""
 
 from __future__ import annotations
 
 import json
 
 from agent.export.report import Report
+from agent.text_safety import code_span, markdown_inline, strip_control
 
 _RULE_BOXES = {"met": "[x]", "n/a": "[x]", "not_met": "[ ]", "unclear": "[ ]"}
 
 
 def _fence(text: str, language: str = "") -> str:
     # A repro that itself contains ``` must not end our block early.
+    text = strip_control(text, keep_newlines=True)
     fence = "```"
     while fence in text:
         fence += "`"
@@ -20,17 +29,17 @@ def _fence(text: str, language: str = "") -> str:
 def _cell(value: object) -> str:
     if isinstance(value, float):
         value = f"{value:.6g}"
-    return str(value).replace("|", "\\|").replace("\n", " ")
+    return markdown_inline(value)
 
 
 def render_markdown(report: Report) -> str:
-    out: list[str] = [f"# {report.title}", ""]
+    out: list[str] = [f"# {markdown_inline(report.title)}", ""]
     out += ["### 🐛 Describe the bug", "", report.description, ""]
 
     out += ["#### Minimal repro", ""]
     if report.repro.strip():
         out += [
-            f"Standalone, plain torch (also written as `repro_{report.representative_finding}.py`"
+            f"Standalone, plain torch (also written as {code_span(f'repro_{report.representative_finding}.py')}"
             + (f"; {report.repro_note}" if report.repro_note else "")
             + "). It exits 1 and prints the mismatch when the bug reproduces, 0 when it does not.",
             "",
@@ -57,14 +66,17 @@ def render_markdown(report: Report) -> str:
         reproduces = {True: "still reproduces", False: "no longer reproduces", None: "was not re-checked"}[
             source.source_reproduces
         ]
+        ref = markdown_inline(f"{source.repo}#{source.number}")
+        link = f"[{ref}]({source.url})" if source.url.startswith("https://github.com/") else ref
         out.append(
-            f"Transferred from [{source.repo}#{source.number}]({source.url}) — “{source.title}” —"
-            f" reported on `{source.api or '?'}`; that original bug {reproduces} on the torch used here."
+            f"Transferred from {link} — “{markdown_inline(source.title)}” —"
+            f" reported on {code_span(source.api or '?')}; that original bug {reproduces} on the torch used here."
         )
     else:
         out.append("Found by fuzzing the API directly; no source issue.")
     if report.transfer is not None:
-        out.append(f"Transfer score {report.transfer.score:.3f}: {report.transfer.rationale or 'no rationale recorded'}.")
+        rationale = markdown_inline(report.transfer.rationale, limit=1000) or "no rationale recorded"
+        out.append(f"Transfer score {report.transfer.score:.3f}: {rationale}.")
     out.append("")
     if report.pattern_formal:
         out += ["Bug pattern (formal notation):", "", _fence(report.pattern_formal), ""]
@@ -74,23 +86,23 @@ def render_markdown(report: Report) -> str:
     for finding in report.findings:
         diff = finding.evidence.get("max_abs_diff", "-")
         out.append(
-            f"| {finding.id} | {finding.verdict} | {finding.review_status} | {_cell(diff)} | {finding.repro_file or '-'}"
-            f" | {finding.inputs_file or '-'} |"
+            f"| {finding.id} | {_cell(finding.verdict)} | {_cell(finding.review_status)} | {_cell(diff)}"
+            f" | {_cell(finding.repro_file or '-')} | {_cell(finding.inputs_file or '-')} |"
         )
-    out += ["", f"Signature: `{report.signature or '(none)'}`", ""]
+    out += ["", f"Signature: {code_span(report.signature or '(none)')}", ""]
 
     out += ["#### Fuzzer checklist (PyTorch's rules for fuzzer-found bugs)", ""]
-    out += [f"- {_RULE_BOXES[c.status]} {c.rule}: {c.detail}" for c in report.rules]
+    out += [f"- {_RULE_BOXES[c.status]} {markdown_inline(c.rule)}: {markdown_inline(c.detail)}" for c in report.rules]
     if not report.rules_met:
         out += ["", "**Before filing:** PyTorch closes fuzzer reports that miss an item above; fix the unchecked ones first."]
-    out += ["", f"Suggested labels: {', '.join(f'`{label}`' for label in report.labels)}", ""]
+    out += ["", f"Suggested labels: {', '.join(code_span(label) for label in report.labels)}", ""]
 
     env = report.environment
     out += ["### Versions", ""]
-    found = ", ".join(report.torch_version_found) or "not recorded"
+    found = ", ".join(markdown_inline(v) for v in report.torch_version_found) or "not recorded"
     out += [
-        f"- torch.__version__: {env.torch_version} (finding recorded with: {found})",
-        f"- Python {env.python} on {env.platform}",
+        f"- torch.__version__: {markdown_inline(env.torch_version)} (finding recorded with: {found})",
+        f"- Python {markdown_inline(env.python)} on {markdown_inline(env.platform)}",
         "",
         "<details><summary>collect_env</summary>",
         "",

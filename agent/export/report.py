@@ -15,6 +15,7 @@ from agent.export.title import bracket, mode_words, title
 from agent.export.verify import ReproCheck
 from agent.review import lineage
 from agent.review.views import formal_text
+from agent.text_safety import code_span, markdown_inline, one_line, strip_control
 from db.queries.findings import FindingRecord, SignatureGroup
 
 
@@ -99,30 +100,38 @@ def _fmt(value: Any) -> str:
     return str(value)
 
 
+# Note [Report text is Markdown]: description, observed and expected are Markdown fragments; every
+# piece of data in them (API names, reasons, evidence values, issue references) is escaped where it
+# is put in (markdown_inline / code_span), so the renderer adds them as they are.
+
+
 def _observed(finding: FindingRecord, reference: str, test: str) -> list[str]:
+    """Markdown lines (Note [Report text is Markdown])."""
     evidence = finding.evidence
     lines: list[str] = []
     if finding.verdict in ("crash", "hang"):
-        lines.append(f"{mode_words(test)} {'crashed' if finding.verdict == 'crash' else 'did not finish'}: {finding.reason or 'no detail recorded'}")
+        lines.append(f"{mode_words(test)} {'crashed' if finding.verdict == 'crash' else 'did not finish'}: {markdown_inline(finding.reason or 'no detail recorded', limit=1000)}")
     elif "max_abs_diff" in evidence or "max_rel_diff" in evidence:
-        diff = f"max abs diff {_fmt(evidence.get('max_abs_diff', '?'))}, max rel diff {_fmt(evidence.get('max_rel_diff', '?'))}"
+        diff = (f"max abs diff {markdown_inline(_fmt(evidence.get('max_abs_diff', '?')))}, "
+                f"max rel diff {markdown_inline(_fmt(evidence.get('max_rel_diff', '?')))}")
         where = ""
         if "mismatch_count" in evidence:
-            where += f" at {_fmt(evidence['mismatch_count'])} element(s)"
+            where += f" at {markdown_inline(_fmt(evidence['mismatch_count']))} element(s)"
         if "first_index" in evidence:
-            where += f", first at index {_fmt(evidence['first_index'])}"
+            where += f", first at index {markdown_inline(_fmt(evidence['first_index']))}"
         output = evidence.get("location")
-        in_output = f" in output `{output}`" if isinstance(output, str) and output and output != "out" else ""
+        in_output = f" in output {code_span(output)}" if isinstance(output, str) and output and output != "out" else ""
         lines.append(f"{mode_words(test)} vs {mode_words(reference)}{in_output}: {diff}{where}")
     elif finding.reason:
-        lines.append(finding.reason)
+        lines.append(markdown_inline(finding.reason, limit=1000))
     if "observed" in evidence:
-        lines.append(f"observed value: {_fmt(evidence['observed'])}")
+        lines.append(f"observed value: {markdown_inline(_fmt(evidence['observed']))}")
     if "test_error_vs_fp64" in evidence:
-        lines.append(f"error of {mode_words(test)} against a float64 computation: {_fmt(evidence['test_error_vs_fp64'])}")
+        lines.append(f"error of {mode_words(test)} against a float64 computation: "
+                     f"{markdown_inline(_fmt(evidence['test_error_vs_fp64']))}")
     failing_input = describe_input(evidence.get("input"))
     if failing_input:
-        lines.append(f"failing input: {failing_input}")
+        lines.append(f"failing input: {markdown_inline(failing_input)}")
     return lines or ["(no measurement recorded)"]
 
 
@@ -143,53 +152,59 @@ def describe_input(described: Any) -> str:
 
 
 def _expected(finding: FindingRecord, reference: str, test: str, dtype: str | None) -> list[str]:
+    """Markdown lines (Note [Report text is Markdown])."""
     evidence = finding.evidence
     lines: list[str] = []
     if finding.verdict in ("crash", "hang"):
         lines.append(f"{mode_words(test)} returns what {mode_words(reference)} returns, or raises the same exception")
     else:
         tolerance = DEFAULT_TOLERANCES.get(dtype or "")
-        bound = f" (rtol={tolerance[0]:g}, atol={tolerance[1]:g} for {dtype})" if tolerance else ""
+        bound = f" (rtol={tolerance[0]:g}, atol={tolerance[1]:g} for {markdown_inline(dtype)})" if tolerance else ""
         lines.append(
             f"{mode_words(test)} matches {mode_words(reference)} within torch.testing's default tolerances{bound},"
             " or is at least as close to a float64 computation"
         )
     if "expected" in evidence:
-        lines.append(f"expected value: {_fmt(evidence['expected'])}")
+        lines.append(f"expected value: {markdown_inline(_fmt(evidence['expected']))}")
     if "ref_error_vs_fp64" in evidence:
-        lines.append(f"error of {mode_words(reference)} against a float64 computation: {_fmt(evidence['ref_error_vs_fp64'])}")
+        lines.append(f"error of {mode_words(reference)} against a float64 computation: "
+                     f"{markdown_inline(_fmt(evidence['ref_error_vs_fp64']))}")
     return lines
 
 
 def _description(
     finding: FindingRecord, members: list[FindingRecord], api: str, reference: str, test: str, condition: str
 ) -> str:
+    """A Markdown paragraph (Note [Report text is Markdown])."""
     evidence = finding.evidence
     sentences: list[str] = []
-    when = f" on {condition}" if condition else ""
+    when = f" on {markdown_inline(condition)}" if condition else ""
+    api_code = code_span(api)
     if finding.verdict == "crash":
-        sentences.append(f"`{api}` crashes under {mode_words(test)}{when}, where {mode_words(reference)} does not.")
+        sentences.append(f"{api_code} crashes under {mode_words(test)}{when}, where {mode_words(reference)} does not.")
     elif finding.verdict == "hang":
-        sentences.append(f"`{api}` does not finish under {mode_words(test)}{when}, where {mode_words(reference)} does.")
+        sentences.append(f"{api_code} does not finish under {mode_words(test)}{when}, where {mode_words(reference)} does.")
     elif reference == test:
-        sentences.append(f"`{api}` returns wrong values in {mode_words(test)}{when}.")
+        sentences.append(f"{api_code} returns wrong values in {mode_words(test)}{when}.")
     else:
-        sentences.append(f"`{api}` returns different values under {mode_words(test)} than under {mode_words(reference)}{when}.")
+        sentences.append(f"{api_code} returns different values under {mode_words(test)} than under {mode_words(reference)}{when}.")
     ref_err, test_err = evidence.get("ref_error_vs_fp64"), evidence.get("test_error_vs_fp64")
     if isinstance(ref_err, (int, float)) and isinstance(test_err, (int, float)) and test_err > ref_err:
         # The fp64 comparison is what separates a bug from accumulation-order noise.
         sentences.append(
             f"The {mode_words(test)} result is further from a float64 computation than the {mode_words(reference)}"
-            f" result ({_fmt(test_err)} vs {_fmt(ref_err)}), so this is not reordering noise."
+            f" result ({markdown_inline(_fmt(test_err))} vs {markdown_inline(_fmt(ref_err))}), so this is not reordering noise."
         )
     if len(members) > 1:
         sentences.append(f"{len(members)} findings with the same signature show it; they are listed below.")
     if finding.issue is not None and finding.pattern is not None:
         sentences.append(
-            f"TransFuzz found it by transferring the bug pattern of {finding.issue.repo}#{finding.issue.number}"
-            f" (on `{finding.pattern.api or '?'}`) to `{api}`."
+            f"TransFuzz found it by transferring the bug pattern of"
+            f" {markdown_inline(f'{finding.issue.repo}#{finding.issue.number}')}"
+            f" (on {code_span(finding.pattern.api or '?')}) to {api_code}."
         )
-    sentences.append(f"TransFuzz verdict: {finding.verdict}" + (f" — {finding.reason}" if finding.reason else "."))
+    sentences.append(f"TransFuzz verdict: {markdown_inline(finding.verdict)}"
+                     + (f" — {markdown_inline(finding.reason, limit=1000)}" if finding.reason else "."))
     return " ".join(sentences)
 
 
@@ -258,20 +273,21 @@ def build_report(
         else SourceIssue(
             repo=lead.issue.repo,
             number=lead.issue.number,
-            title=lead.issue.title,
+            title=one_line(lead.issue.title),
             url=lineage.source_issue_url(lead) or "",
             api=lead.pattern.api if lead.pattern else None,
             source_reproduces=lead.pattern.source_reproduces if lead.pattern else None,
         ),
         transfer=None
         if lead.candidate is None
-        else Transfer(candidate_id=lead.candidate.id, score=lead.candidate.score, rationale=lead.candidate.rationale),
+        else Transfer(candidate_id=lead.candidate.id, score=lead.candidate.score,
+                      rationale=strip_control(lead.candidate.rationale, keep_newlines=True)),
         findings=[
             ReportFinding(
                 id=f.id,
                 verdict=f.verdict,
                 review_status=f.review_status,
-                reason=f.reason,
+                reason=strip_control(f.reason, keep_newlines=True),
                 evidence=f.evidence,
                 repro_file=bundles[f.id].repro_file if f.id in bundles else None,
                 inputs_file=bundles[f.id].inputs_file if f.id in bundles else None,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from agent.text_safety import one_line
+
 # The first test-mode prefix that matches names the bracket.
 _MODE_BRACKETS: tuple[tuple[str, str], ...] = (
     ("compile:", "Eager/Compile"),
@@ -88,4 +90,7 @@ def headline(api: str, reference_mode: str, test_mode: str, verdict: str, condit
 
 
 def title(api: str, reference_mode: str, test_mode: str, kind: str, verdict: str, condition: str) -> str:
-    return f"[{bracket(reference_mode, test_mode, kind, verdict)}] {headline(api, reference_mode, test_mode, verdict, condition)}"
+    """One line, control characters removed (the API and condition may come from an issue); Markdown
+    escaping is the renderer's job, so index.json keeps the plain text."""
+    text = f"[{bracket(reference_mode, test_mode, kind, verdict)}] {headline(api, reference_mode, test_mode, verdict, condition)}"
+    return one_line(text)

@@ -8,9 +8,15 @@ lineage] in db/queries/findings.py), and older evidence may lack keys.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from db.queries.findings import FindingRecord
+
+# GitHub's own rules: an owner is 1-39 letters, digits or inner hyphens; a repository name is
+# letters, digits, ".", "-", "_" (but not "." or ".."). Anything else is no repository of GitHub's.
+_GITHUB_OWNER = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,37}[A-Za-z0-9])?")
+_GITHUB_REPO = re.compile(r"[A-Za-z0-9._-]{1,100}")
 
 
 def _text(value: Any) -> str | None:
@@ -81,10 +87,23 @@ def source_issue_ref(finding: FindingRecord) -> str | None:
     return f"{finding.issue.repo}#{finding.issue.number}"
 
 
+def is_github_repo(repo: str) -> bool:
+    owner, _, name = repo.partition("/")
+    return bool(_GITHUB_OWNER.fullmatch(owner) and _GITHUB_REPO.fullmatch(name) and name not in (".", ".."))
+
+
+def github_issue_url(repo: str, number: int) -> str | None:
+    """The issue's page, built from a checked ``owner/name`` and a positive number; None otherwise."""
+    if not isinstance(number, int) or isinstance(number, bool) or number < 1 or not is_github_repo(repo):
+        return None
+    return f"https://github.com/{repo}/issues/{number}"
+
+
 def source_issue_url(finding: FindingRecord) -> str | None:
+    """Never the dump's own link: an ``html_url`` is issue-author data (it has been ``javascript:``)."""
     if finding.issue is None:
         return None
-    return finding.issue.url or f"https://github.com/{finding.issue.repo}/issues/{finding.issue.number}"
+    return github_issue_url(finding.issue.repo, finding.issue.number)
 
 
 def describe_trigger(conditions: dict[str, Any], dtype: str | None = None) -> str:

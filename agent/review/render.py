@@ -1,4 +1,9 @@
-"""Plain-text rendering of one finding for `transfuzz review show`."""
+"""Plain-text rendering of one finding for `transfuzz review show`.
+
+Everything here may come from an issue or an LLM, so it is made safe for a terminal: one-line
+fields lose their newlines (a title must not forge a line of its own) and every field loses
+escape sequences and control characters (an OSC 52 sequence would write the reader's clipboard).
+"""
 
 from __future__ import annotations
 
@@ -6,6 +11,7 @@ import json
 from typing import Any
 
 from agent.review.views import FindingDetail
+from agent.text_safety import one_line, strip_control
 
 # Evidence keys shown first, in this order; the rest follow alphabetically.
 EVIDENCE_ORDER = (
@@ -26,22 +32,32 @@ def _value(value: Any) -> str:
         return f"{value:.6g}"
     if isinstance(value, (dict, list)):
         return json.dumps(value, sort_keys=True, default=str)
-    return str(value)
+    return one_line(value)
 
 
 def evidence_lines(evidence: dict[str, Any]) -> list[str]:
     keys = [k for k in EVIDENCE_ORDER if k in evidence] + sorted(k for k in evidence if k not in EVIDENCE_ORDER)
-    return [f"  {key}: {_value(evidence[key])}" for key in keys]
+    return [f"  {one_line(key)}: {_value(evidence[key])}" for key in keys]
+
+
+def _block(text: str) -> list[str]:
+    """A multi-line field (formal notation, repro): its own lines, each without control sequences."""
+    return strip_control(text, keep_newlines=True).splitlines()
 
 
 def render_detail(detail: FindingDetail) -> str:
+    """The text `review show` prints; every line is free of terminal control sequences."""
+    return "\n".join(_detail_lines(detail))
+
+
+def _detail_lines(detail: FindingDetail) -> list[str]:
     lines = [
-        f"Finding {detail.id}: {detail.verdict} ({detail.review_status})",
-        f"  target API:  {detail.target_api}",
-        f"  kind:        {detail.kind}",
-        f"  modes:       {detail.reference_mode} vs {detail.test_mode}",
-        f"  dtype:       {detail.dtype or '-'}",
-        f"  signature:   {detail.signature or '-'}",
+        f"Finding {detail.id}: {one_line(detail.verdict)} ({one_line(detail.review_status)})",
+        f"  target API:  {one_line(detail.target_api)}",
+        f"  kind:        {one_line(detail.kind)}",
+        f"  modes:       {one_line(detail.reference_mode)} vs {one_line(detail.test_mode)}",
+        f"  dtype:       {one_line(detail.dtype or '-')}",
+        f"  signature:   {one_line(detail.signature or '-')}",
         f"  harness:     {detail.harness_id}" + (f" (run {detail.run_id})" if detail.run_id is not None else ""),
         "",
         "Source issue:",
@@ -49,35 +65,35 @@ def render_detail(detail: FindingDetail) -> str:
     if detail.source is None:
         lines.append("  none (harness made directly, not transferred from an issue)")
     else:
-        lines.append(f"  {detail.source.repo}#{detail.source.number}: {detail.source.title}")
-        lines.append(f"  {detail.source.url}")
+        lines.append(f"  {one_line(detail.source.repo)}#{detail.source.number}: {one_line(detail.source.title)}")
+        lines.append(f"  {detail.source.url or '(no link: the stored repo name is not a GitHub owner/name)'}")
     lines += ["", "Pattern:"]
     if detail.pattern is None:
         lines.append("  none")
     else:
         reproduces = {True: "yes", False: "no", None: "not checked"}[detail.pattern.source_reproduces]
         lines.append(
-            f"  #{detail.pattern.id} {detail.pattern.kind or '?'} on {detail.pattern.api or '?'}"
+            f"  #{detail.pattern.id} {one_line(detail.pattern.kind or '?')} on {one_line(detail.pattern.api or '?')}"
             f" (confidence {detail.pattern.confidence:.2f}; source bug reproduces on this torch: {reproduces})"
         )
         formal = detail.pattern.formal or "(no formal text stored)"
-        lines += ["  " + line for line in formal.splitlines()]
+        lines += ["  " + line for line in _block(formal)]
     if detail.candidate is not None:
         lines += [
             "",
             f"Transfer: candidate #{detail.candidate.id}, score {detail.candidate.score:.3f}",
-            f"  {detail.candidate.rationale or '(no rationale)'}",
+            f"  {one_line(detail.candidate.rationale) or '(no rationale)'}",
         ]
     if detail.trigger:
         lines += ["", f"Trigger: {json.dumps(detail.trigger, sort_keys=True)}"]
-    lines += ["", f"Verdict: {detail.verdict}", f"  {detail.reason or '(no reason recorded)'}", "", "Evidence:"]
+    lines += ["", f"Verdict: {detail.verdict}", f"  {one_line(detail.reason) or '(no reason recorded)'}", "", "Evidence:"]
     lines += evidence_lines(detail.evidence) or ["  (none)"]
     lines += ["", "Repro:"]
-    lines += [detail.repro.rstrip("\n")] if detail.repro.strip() else ["  (no repro stored)"]
+    lines += _block(detail.repro.rstrip("\n")) if detail.repro.strip() else ["  (no repro stored)"]
     lines += ["", "Reviews:"]
     if not detail.reviews:
         lines.append("  none yet")
     for review in detail.reviews:
-        note = f": {review.note}" if review.note else ""
-        lines.append(f"  {review.created_at:%Y-%m-%d %H:%M:%S %Z} {review.reviewer} {review.decision}{note}")
-    return "\n".join(lines)
+        note = f": {one_line(review.note)}" if review.note else ""
+        lines.append(f"  {review.created_at:%Y-%m-%d %H:%M:%S %Z} {one_line(review.reviewer)} {review.decision}{note}")
+    return lines

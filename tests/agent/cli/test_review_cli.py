@@ -8,9 +8,9 @@ import pytest
 from typer.testing import CliRunner
 
 from agent.cli.app import app
-from db.models import Review
+from db.models import Finding, Review
 from db.store import Store
-from tests.agent.review.rows import add_finding, build_lineage
+from tests.agent.review.rows import HOSTILE_REASON, add_finding, build_hostile_lineage, build_lineage
 
 runner = CliRunner()
 
@@ -125,3 +125,41 @@ def test_reject_without_note_stores_nothing(store: Store, populated: dict[str, i
         assert "a rejection needs a note" in result.stderr
     with store.session() as session:
         assert session.query(Review).count() == 0
+
+
+@pytest.fixture
+def hostile(store: Store) -> dict[str, int]:
+    with store.session() as session:
+        rows = build_hostile_lineage(session)
+        return {
+            "compile": add_finding(session, rows.harness_id),
+            "direct": add_finding(session, rows.direct_harness_id, verdict="suspicious", signature=""),
+        }
+
+
+def test_show_prints_no_terminal_escape_sequences(store: Store, hostile: dict[str, int]) -> None:
+    with store.session() as session:
+        session.get(Finding, hostile["compile"]).reason = HOSTILE_REASON
+    result = _invoke(store, "review", "show", str(hostile["compile"]))
+    assert result.exit_code == 0, result.stderr
+    out = result.stdout
+    assert not any(ch in out for ch in "\x1b\x07\x9b\r"), repr(out)
+    # The title is one line: its "## Maintainer note" and "curl x | sh" do not start lines of their own.
+    title_line = next(line for line in out.splitlines() if "pytorch/pytorch#123456:" in line)
+    assert "## Maintainer note" in title_line and "curl x | sh" in title_line
+    assert not any(line.startswith(("## ", "curl", "@")) for line in out.splitlines())
+    # The stored html_url is issue-author data; the link shown is built from repo and number.
+    assert "javascript:alert(document.cookie)" not in out
+    assert "  https://github.com/pytorch/pytorch/issues/123456" in out.splitlines()
+
+
+def test_list_prints_markup_in_data_literally(store: Store, hostile: dict[str, int]) -> None:
+    result = _invoke(store, "review", "list")
+    assert result.exit_code == 0, result.stderr
+    assert "torch.sigmoid[/x] [bold]y" in result.stdout
+
+
+def test_error_messages_quote_markup_literally(store: Store) -> None:
+    result = _invoke(store, "review", "show", "[/x]")
+    assert result.exit_code == 2
+    assert "got '[/x]'" in result.stderr

