@@ -29,6 +29,7 @@ class Analysis:
     pattern_error: str | None
     api_candidates: list[tuple[str, float]] = field(default_factory=list)
     facts: CodeFacts | None = None
+    rejected_apis: dict[str, str] = field(default_factory=dict)  # api -> why it may not be fuzzed
 
 
 def _params(facts: CodeFacts, api: str) -> dict[str, str]:
@@ -83,6 +84,21 @@ def _oracle(facts: CodeFacts, title: str, kind: PatternKind) -> Oracle:
     return Oracle(kind=OracleKind.ValueCorrectness)
 
 
+def _checked_api(api: str | None, ranked: list[tuple[str, float]]) -> tuple[str | None, dict[str, str]]:
+    """The chosen API if torch's public namespace has it, else the best ranked one that passes."""
+    from fuzz_core.api_names import rejection_reason
+
+    rejected: dict[str, str] = {}
+    for name in [api] + [a for a, score in ranked if score > 0]:
+        if name is None or name in rejected:
+            continue
+        reason = rejection_reason(name)
+        if reason is None:
+            return name, rejected
+        rejected[name] = reason
+    return None, rejected
+
+
 def analyze_issue(title: str, body: str, labels: list[str], comments: list[str] | None = None) -> Analysis:
     """Triage and pattern of one issue, from its text alone (deterministic)."""
     comments = comments or []
@@ -101,6 +117,7 @@ def analyze_issue(title: str, body: str, labels: list[str], comments: list[str] 
     prose = re.sub(r"```.*?```", " ", body, flags=re.S)
     signals = read_signals(title, body, labels, comments, blocks)
     api, ranked = choose_api(facts.calls, title, prose)
+    api, rejected = _checked_api(api, ranked)
     modes = mode_pair(facts, title, prose, signals)
     nan_evidence = bool(facts.special_values) or any("nan" in label for label in signals.labels)
     if modes is None and signals.crash:
@@ -111,9 +128,12 @@ def analyze_issue(title: str, body: str, labels: list[str], comments: list[str] 
     if result.false_alarm_class == "train_mode_tracing":
         # the module that makes the run random is what the (false) report is about
         culprit = next((c.api for c in facts.calls if c.api.rsplit(".", 1)[-1].startswith(TRAIN_MODE_MODULES)), None)
-        api = culprit or api
+        api, also_rejected = _checked_api(culprit or api, ranked)
+        rejected.update(also_rejected)
     pattern, error = None, None
-    if api is None:
+    if api is None and rejected:
+        error = "no usable torch API: " + "; ".join(f"{name} rejected ({why})" for name, why in rejected.items())
+    elif api is None:
         error = "no torch API found in the issue"
     elif modes is None:
         error = "no differential mode pair found in the code or text"
@@ -132,7 +152,8 @@ def analyze_issue(title: str, body: str, labels: list[str], comments: list[str] 
             )
         except ValueError as exc:  # pydantic ValidationError is a ValueError
             error = f"pattern does not validate: {str(exc).splitlines()[0]}"
-    return Analysis(triage=result, pattern=pattern, pattern_error=error, api_candidates=ranked, facts=facts)
+    return Analysis(triage=result, pattern=pattern, pattern_error=error, api_candidates=ranked, facts=facts,
+                    rejected_apis=rejected)
 
 
 def analyze_raw(issue: dict[str, Any]) -> Analysis:
