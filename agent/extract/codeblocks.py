@@ -1,12 +1,25 @@
-"""Split an issue body into fenced code blocks and tell Python code from printed output."""
+"""Split an issue body into fenced code blocks and tell Python code from printed output.
+
+Note [Fenced blocks in linear time]
+A single regex with a lazy body and a back-reference to the closing fence retried every
+unclosed opening against the rest of the body (quadratic: seconds on 64 KiB of ``` lines).
+Instead the fence lines are found in one pass; closing ones are indexed by (indent, fence
+character, run length), and an opening line finds its first closing line after it by bisection. The
+result is what the regex gave: the first closing line with exactly the same indent and fence;
+an opening that never closes is plain text and the next line is tried.
+"""
 
 from __future__ import annotations
 
 import ast
+import bisect
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 
-_FENCE_RE = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})[ \t]*(?P<lang>[\w+-]*)[^\n]*\n(?P<code>.*?)^(?P=indent)(?P=fence)[ \t]*$", re.M | re.S)
+# A line that starts (after its indent) with a run of 3+ backticks or tildes: a fence.
+_FENCE_LINE = re.compile(r"^([ \t]*)(`{3,}|~{3,})([^\n]*)", re.M)
+_LANG = re.compile(r"[ \t]*([\w+-]*)")
 _PY_LANGS = {"python", "py", "python3", "pycon", "ipython"}
 _OTHER_LANGS = {"bash", "sh", "shell", "console", "text", "txt", "diff", "cpp", "c", "c++", "yaml", "json", "log"}
 
@@ -28,6 +41,31 @@ def _strip_prompts(text: str) -> str:
     return "\n".join(kept)
 
 
+def _fenced(body: str) -> Iterator[tuple[str, str]]:
+    """(language, code) of each fenced block; see Note [Fenced blocks in linear time]."""
+    fences = list(_FENCE_LINE.finditer(body))
+    closings: dict[tuple[str, str, int], list[int]] = {}  # (indent, char, run length) -> line starts
+    for fence in fences:
+        if not fence.group(3).strip(" \t"):
+            run = fence.group(2)
+            closings.setdefault((fence.group(1), run[0], len(run)), []).append(fence.start())
+    resume = 0
+    for fence in fences:
+        if fence.start() < resume or fence.end() >= len(body):  # inside a block, or no newline after
+            continue
+        indent, run = fence.group(1), fence.group(2)
+        # a longer run that never closes may still open a shorter fence (the rest is info text)
+        for length in range(len(run), 2, -1):
+            candidates = closings.get((indent, run[0], length), ())
+            at = bisect.bisect_right(candidates, fence.start())
+            if at < len(candidates):
+                lang = _LANG.match(fence.group(3)).group(1) if length == len(run) else ""  # type: ignore[union-attr]
+                closing = candidates[at]
+                yield lang, body[fence.end() + 1 : closing]
+                resume = closing + 1
+                break
+
+
 def _parse(text: str) -> ast.Module | None:
     try:
         return ast.parse(text)
@@ -40,9 +78,8 @@ def code_blocks(body: str) -> list[CodeBlock]:
     blocks: list[CodeBlock] = []
     # GitHub keeps the line endings the author typed; \r\n would hide every fence.
     text_body = (body or "").replace("\r\n", "\n").replace("\r", "\n")
-    for match in _FENCE_RE.finditer(text_body):
-        lang = match.group("lang").lower()
-        text = match.group("code")
+    for lang, text in _fenced(text_body):
+        lang = lang.lower()
         if lang in _OTHER_LANGS:
             blocks.append(CodeBlock(lang, text, False, None))
             continue

@@ -14,8 +14,19 @@ from agent.patterns import PatternKind
 _LAYOUT_WORDS = re.compile(r"contiguous|channels[_ ]last|stride|memory[_ ]format|expand|transpos|layout")
 _VARIANT_WORDS = re.compile(r"\bout=|in-place|inplace|\bout\b argument")
 
+
+class _AllWords:
+    """A ``search`` that finds text containing every one of its patterns, in any order."""
+
+    def __init__(self, *patterns: re.Pattern[str]) -> None:
+        self.patterns = patterns
+
+    def search(self, text: str) -> bool:
+        return all(pattern.search(text) for pattern in self.patterns)
+
+
 # (regex over title + prose, mode) in priority order: the fallback when the code says nothing
-_TEXT_MODES: tuple[tuple[re.Pattern[str], str], ...] = (
+_TEXT_MODES: tuple[tuple[re.Pattern[str] | _AllWords, str], ...] = (
     (re.compile(r"jit\.script|\bscripted\b|torchscript.*script"), "jit.script"),
     (re.compile(r"jit\.trace|\btraced?\b"), "jit.trace"),
     (re.compile(r"torch\.compile|inductor|dynamo|\bcompiled\b"), "compile:inductor"),
@@ -25,7 +36,9 @@ _TEXT_MODES: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"non-?contiguous"), "layout:noncontiguous"),
     (re.compile(r"\bbfloat16\b|\bbf16\b"), "dtype:bfloat16"),
     (re.compile(r"\bfloat16\b|\bfp16\b|\bhalf\b"), "dtype:float16"),
-    (re.compile(r"\bcuda\b.*\bcpu\b|\bcpu\b.*\bcuda\b", re.S), "device:cuda"),
+    # "cuda ... cpu" in either order is both words present; one ``.*`` regex re-scanned the
+    # rest of the text from every "cuda" (quadratic). See Note [Linear-time patterns on issue text].
+    (_AllWords(re.compile(r"\bcuda\b"), re.compile(r"\bcpu\b")), "device:cuda"),
 )
 _LABEL_MODES: tuple[tuple[str, str], ...] = (
     ("oncall: pt2", "compile:inductor"),

@@ -18,16 +18,27 @@ _MISMATCH_WORDS = re.compile(
     r"inconsistent|off by|returns? (?:-?inf|nan|zeros?)|drops?|ignores?|loses?|instead of|should be|expected)\b",
 )
 _CRASH_WORDS = re.compile(r"segmentation fault|segfault|core dumped|illegal memory access|sigsegv|sigabrt|fatal python error")
-_FEATURE_HEADINGS = re.compile(r"###\s*(?:🚀|📚)|^\s*\[(?:feature request|rfc|feature)\]", re.M)
+_FEATURE_HEADINGS = re.compile(r"###\s*(?:🚀|📚)|^[^\S\n]*\[(?:feature request|rfc|feature)\]", re.M)
 _QUESTION_WORDS = re.compile(
     r"\b(not sure (?:this|if this) is a bug|is (?:this|that) (?:in the )?expected|is that expected|what tolerance|"
     r"supposed to (?:produce|give|return) exactly|should i expect|more of a question)\b",
 )
-_FIX_PR = re.compile(r"^\s*(?:fixes|closes|resolves)\s+(?:#|https?://\S+/issues/)\d+", re.M)
+_FIX_PR = re.compile(r"^[^\S\n]*(?:fixes|closes|resolves)\s+(?:#|https?://\S+/issues/)\d+", re.M)
 _NOT_A_BUG = re.compile(r"\bnot a (?:pytorch )?bug\b|\bexpected behaviou?r\b|\bworks as (?:intended|expected)\b")
 _REFERENCE_WORDS = re.compile(r"\b(?:fp64|float64|fp32|float32|double)\s+ref(?:erence)?\b|\bvs\s+fp(?:32|64)\b|\breference\b")
-_DIFF_LINE = re.compile(r"(?:diff|difference|err(?:or)?)\b[^\n]*?[:=]\s*(?:tensor\()?\s*(-?\d+(?:\.\d+)?(?:e[-+]?\d+)?)", re.I)
-_TENSOR_SCALAR = re.compile(r"^\s*(?:tensor\()?(-?\d+(?:\.\d+)?(?:e[-+]?\d+)?)\s*(?:[,)]|$)", re.M)
+# Note [Linear-time patterns on issue text]
+# Issue text is written by anyone, so no pattern here may backtrack over a long run: a line
+# start is ``^[^\S\n]*`` (``^\s*`` re-scans every following blank line from each line start),
+# two optional blank runs are never adjacent, and "keyword, then on the same line a value"
+# is two searches (see _reported_diffs), not one lazy ``[^\n]*?`` retried from every keyword.
+# tests/agent/extract/test_regex_linear.py feeds each pattern its worst 64 KiB body.
+_DIFF_KEYWORD = re.compile(r"(?:diff|difference|err(?:or)?)\b", re.I)
+_SEPARATOR = re.compile(r"[:=]")
+_DIFF_VALUE = re.compile(r"[:=]\s*(?:tensor\(\s*)?(-?\d+(?:\.\d+)?(?:e[-+]?\d+)?)", re.I)
+_TENSOR_SCALAR = re.compile(r"^[^\S\n]*(?:tensor\()?(-?\d+(?:\.\d+)?(?:e[-+]?\d+)?)[^\S\n]*(?:[,)]|$)", re.M)
+_GREATEST_DIFF = re.compile(r"Greatest absolute difference:\s*(-?[\d.e+-]+|inf|nan)")
+_PRINTS_MAX_ABS = re.compile(r"\.abs\(\)\s*\.max\(\)")
+_FENCED = re.compile(r"```.*?```", re.S)
 
 
 @dataclass
@@ -46,21 +57,45 @@ class TextSignals:
     reported_diffs: list[float] = field(default_factory=list)
 
 
+def _reported_diffs(output: str) -> list[float]:
+    """Numbers printed after "diff"/"error" and a ``:`` or ``=`` on the same line.
+
+    What ``diff\\b[^\\n]*?[:=]\\s*(?:tensor\\()?\\s*NUMBER`` found, in linear time: a keyword
+    with no value on its line rules out every later keyword on that line too.
+    """
+    found: list[float] = []
+    pos = 0
+    while (keyword := _DIFF_KEYWORD.search(output, pos)) is not None:
+        line_end = output.find("\n", keyword.end())
+        line_end = len(output) if line_end < 0 else line_end
+        value = None
+        for separator in _SEPARATOR.finditer(output, keyword.end(), line_end):
+            value = _DIFF_VALUE.match(output, separator.start())
+            if value is not None:
+                break
+        if value is None:
+            pos = line_end + 1
+            continue
+        found.append(float(value.group(1)))
+        pos = value.end()
+    return found
+
+
 def _labels_match(labels: list[str], needles: tuple[str, ...]) -> bool:
     return any(needle in label for label in labels for needle in needles)
 
 
 def read_signals(title: str, body: str, labels: list[str], comments: list[str], blocks: list[CodeBlock]) -> TextSignals:
     low_labels = [label.lower() for label in labels]
-    prose = re.sub(r"```.*?```", " ", body.replace("\r\n", "\n"), flags=re.S).lower()
+    prose = _FENCED.sub(" ", body.replace("\r\n", "\n")).lower()
     title_low, body_low = title.lower(), body.lower()
     everything = "\n".join([title_low, prose, *(c.lower() for c in comments)])
     output = "\n".join(b.text for b in blocks if not b.is_python)
-    diffs = [float(m) for m in _DIFF_LINE.findall(output)]
-    code_prints_diff = any(b.is_python and re.search(r"\.abs\(\)\s*\.max\(\)", b.text) for b in blocks)
+    diffs = _reported_diffs(output)
+    code_prints_diff = any(b.is_python and _PRINTS_MAX_ABS.search(b.text) for b in blocks)
     if code_prints_diff:
         diffs += [float(m) for m in _TENSOR_SCALAR.findall(output)]
-    diffs += [float(m) for m in re.findall(r"Greatest absolute difference:\s*(-?[\d.e+-]+|inf|nan)", output) if m not in ("inf", "nan")]
+    diffs += [float(m) for m in _GREATEST_DIFF.findall(output) if m not in ("inf", "nan")]
     return TextSignals(
         labels=low_labels,
         silent_label=_labels_match(low_labels, SILENT_LABELS),
