@@ -89,6 +89,16 @@ def _needs_lineage(flt: QueueFilter) -> bool:
     return any(v is not None for v in (flt.kind, flt.reference_mode, flt.test_mode, flt.api, flt.source_issue))
 
 
+def _with_lineage(query: Select[Any]) -> Select[Any]:
+    """The joins the lineage filters need (the outer joins of Note [Finding lineage] in findings.py)."""
+    return (
+        query.join(Harness, Finding.harness_id == Harness.id)
+        .outerjoin(Candidate, Harness.candidate_id == Candidate.id)
+        .outerjoin(Pattern, Candidate.pattern_id == Pattern.id)
+        .outerjoin(Issue, Pattern.issue_id == Issue.id)
+    )
+
+
 def _conditions(flt: QueueFilter, *, with_status: bool = True) -> list[ColumnElement[bool]]:
     conditions: list[ColumnElement[bool]] = []
     if with_status and flt.review_statuses:
@@ -155,12 +165,7 @@ def status_counts(session: Session, flt: QueueFilter) -> dict[str, int]:
     """{review status: count} over every filter except the status itself (the queue's tabs)."""
     query = select(Finding.review_status, func.count()).group_by(Finding.review_status)
     if _needs_lineage(flt):
-        query = (
-            query.join(Harness, Finding.harness_id == Harness.id)
-            .outerjoin(Candidate, Harness.candidate_id == Candidate.id)
-            .outerjoin(Pattern, Candidate.pattern_id == Pattern.id)
-            .outerjoin(Issue, Pattern.issue_id == Issue.id)
-        )
+        query = _with_lineage(query)
     query = query.where(*_conditions(flt, with_status=False))
     found = dict(session.execute(query).all())
     return {status: int(found.get(status, 0)) for status in REVIEW_STATUSES}
@@ -202,12 +207,7 @@ def neighbours(session: Session, flt: QueueFilter, finding_id: int) -> tuple[int
     conditions = _conditions(flt)
     base = select(Finding.id)
     if _needs_lineage(flt):
-        base = (
-            base.join(Harness, Finding.harness_id == Harness.id)
-            .outerjoin(Candidate, Harness.candidate_id == Candidate.id)
-            .outerjoin(Pattern, Candidate.pattern_id == Pattern.id)
-            .outerjoin(Issue, Pattern.issue_id == Issue.id)
-        )
+        base = _with_lineage(base)
     base = base.where(*conditions)
     newer = session.scalar(base.where(Finding.id > finding_id).order_by(Finding.id).limit(1))
     older = session.scalar(base.where(Finding.id < finding_id).order_by(Finding.id.desc()).limit(1))
