@@ -34,16 +34,22 @@ def _public(names: list[str]) -> list[str]:
 
 
 def enumerate_api(*, include_opinfo: bool = True) -> list[ApiEntry]:
-    """Every public callable we can fuzz, once each, OpInfo-covered names marked."""
+    """Every public callable we can fuzz, once each, OpInfo-covered names marked.
+
+    Only names fuzz_core's API rule accepts are listed (fuzz_core.api_names): loaders, settings and
+    anything outside torch's public namespace never become transfer targets.
+    """
     import torch
     import torch.nn as nn
     import torch.nn.functional as F
+
+    from fuzz_core.api_names import is_public_api
 
     opinfo = opinfo_api_names() if include_opinfo else frozenset()
     entries: dict[str, ApiEntry] = {}
 
     def add(api: str, kind: str) -> None:
-        if api not in entries:
+        if api not in entries and is_public_api(api):
             entries[api] = ApiEntry(api=api, kind="opinfo" if api in opinfo else kind, in_opinfo=api in opinfo)
 
     for name in sorted(opinfo):

@@ -15,6 +15,7 @@ from sklearn.feature_extraction.text import TfidfVectorizer
 
 from agent.patterns import BugPattern
 from agent.transfer.profile import FLOAT_DTYPES, ApiProfile
+from fuzz_core.api_names import check_api, is_public_api
 
 WEIGHTS = {"text": 0.5, "category": 0.2, "roles": 0.15, "arity": 0.15}
 FOUR_D_HINTS = ("2d", "conv", "pool", "batch_norm", "instance_norm", "group_norm", "interpolate", "upsample", "pixel")
@@ -27,6 +28,9 @@ class RankedCandidate:
     rationale: str
     adapted_trigger: dict
     features: dict = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        check_api(self.target_api)  # ApiRejected: a candidate is always one of torch's public callables
 
 
 def gate(pattern: BugPattern, target: ApiProfile) -> str | None:
@@ -108,7 +112,7 @@ class TransferIndex:
         sims = self.similarity.scores(source, pattern.api)
         ranked: list[RankedCandidate] = []
         for i, target in enumerate(self.targets):
-            if _same_api(target.api, pattern.api):
+            if _same_api(target.api, pattern.api) or not is_public_api(target.api):
                 continue
             why_not = gate(pattern, target)
             if why_not is not None:

@@ -16,6 +16,7 @@ from agent.transfer.profile import ApiProfile, profile_from_semantics
 from agent.transfer.rank import RankedCandidate, TextSimilarity, TransferIndex
 from db.queries import transfer as q
 from db.store import Store
+from fuzz_core.api_names import is_public_api
 
 # (pattern, candidate) -> (keep, reason, adapted trigger or None); the LLM transfer check plugs in here
 CandidateCheck = Callable[[BugPattern, RankedCandidate], tuple[bool, str, dict | None]]
@@ -40,6 +41,7 @@ def load_index(store: Store, similarity: SimilarityFactory | None = None) -> tup
         profiles = [
             profile_from_semantics(s.api, s.category, s.summary, s.parameters, s.dtypes, s.details)
             for s in q.all_semantics(session)
+            if is_public_api(s.api)  # rows an older version stored for a now-rejected name stay out
         ]
     return TransferIndex(profiles, similarity(profiles) if similarity else None), {p.api: p for p in profiles}
 

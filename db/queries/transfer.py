@@ -44,6 +44,15 @@ def upsert_semantics_rows(session: Session, rows: Iterable[dict[str, Any]]) -> i
     return len(rows)
 
 
+def delete_semantics(session: Session, apis: Iterable[str]) -> int:
+    """Remove the api_semantics rows of these APIs; returns how many there were."""
+    names = list(apis)
+    rows = list(session.scalars(select(models.ApiSemantics).where(models.ApiSemantics.api.in_(names)))) if names else []
+    for row in rows:
+        session.delete(row)
+    return len(rows)
+
+
 def patterns_without_candidates(session: Session, *, limit: int | None = None) -> list[models.Pattern]:
     """Extracted patterns (with an API) that transfer has not looked at yet."""
     has_candidates = exists().where(models.Candidate.pattern_id == models.Pattern.id)
