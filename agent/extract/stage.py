@@ -249,7 +249,10 @@ def _store_semantics(session: Any, model: ApiSemanticsModel, source: str) -> Non
     import torch
 
     from db.queries.extraction import upsert_api_semantics
+    from fuzz_core.api_names import is_public_api
 
+    if not is_public_api(model.api):  # the inventory never holds a name outside torch's public API
+        return
     upsert_api_semantics(
         session,
         api=model.api,

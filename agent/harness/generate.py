@@ -7,6 +7,7 @@ import hashlib
 from typing import Any
 
 from agent.patterns import BugPattern, OracleKind
+from fuzz_core.api_names import check_api
 
 # Pattern oracle → fuzz_core oracle name
 ORACLE_NAMES = {
@@ -69,7 +70,11 @@ def spec_dtype(pattern: BugPattern, trigger: dict[str, Any]) -> str:
 
 def build_spec(pattern: BugPattern, target_api: str, trigger: dict[str, Any], *, in_opinfo: bool,
                seed_key: Any, dtype: str | None = None) -> dict[str, Any]:
-    """A fuzz_core HarnessSpec as a dict (validated by fuzz_core when the worker rebuilds it)."""
+    """A fuzz_core HarnessSpec as a dict (validated by fuzz_core when the worker rebuilds it).
+
+    ApiRejected when `target_api` is not one of torch's public callables (fuzz_core.api_names).
+    """
+    check_api(target_api)
     fuzz_trigger = spec_trigger(trigger)
     return {
         "api": target_api,

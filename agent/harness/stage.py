@@ -15,6 +15,7 @@ from agent.harness.llm_inputs import DescribedInputs, InputWriter
 from agent.patterns import BugPattern, FormalParseError, parse_formal
 from db.queries import transfer as q
 from db.store import Store
+from fuzz_core.api_names import ApiRejected
 
 REJECTED_NOTE = "LLM input description rejected"
 UNAVAILABLE_NOTE = "LLM input description unavailable"
@@ -99,7 +100,11 @@ def generate_harnesses(store: Store, opinfo_names: frozenset[str], *,
             continue
         trigger = candidate.adapted_trigger or pattern.trigger.model_dump()
         in_opinfo = candidate.target_api in opinfo_names
-        spec = build_spec(pattern, candidate.target_api, trigger, in_opinfo=in_opinfo, seed_key=candidate.pattern_id)
+        try:
+            spec = build_spec(pattern, candidate.target_api, trigger, in_opinfo=in_opinfo, seed_key=candidate.pattern_id)
+        except ApiRejected as exc:  # a row stored before names were checked
+            _skip(store, candidate, f"target API {exc.reason}", summary)
+            continue
         note = None
         if input_writer is not None and not in_opinfo:
             answer = input_writer(pattern, candidate.target_api, trigger)  # no session open meanwhile
