@@ -32,6 +32,7 @@ class MatcherChoice:
     notes: list[str] = field(default_factory=list)
     similarity: TextSimilarity | None = None
     describe: dict[str, Any] | None = None
+    vector_storage: str | None = None
 
     def summary_fields(self) -> dict[str, Any]:
         from agent.transfer.embeddings import describe_stats
@@ -39,6 +40,8 @@ class MatcherChoice:
         fields: dict[str, Any] = {"matcher": "tfidf", "inventory_embedded": 0}
         if self.similarity is not None:
             fields.update(describe_stats(self.similarity))
+        if self.vector_storage is not None:
+            fields["vector_storage"] = self.vector_storage
         if self.describe is not None:
             fields["api_descriptions"] = self.describe
         if self.notes:
@@ -66,9 +69,10 @@ def choose_matcher(store: Store, settings: Settings, matcher: str, *, backend: A
     from agent.inventory.describe import describe_inventory, stored_descriptions
     from agent.llm.embeddings import make_embeddings_client
     from agent.llm.errors import LlmError
-    from agent.transfer.embeddings import EmbeddingSimilarity
+    from agent.transfer.embeddings import EmbeddingSimilarity, storage_kind
 
     version = torch.__version__
+    choice.vector_storage = storage_kind(store)
     descriptions: dict[str, str] = {}
     if backend is not None and getattr(backend, "name", "") == "openai":
         choice.describe = describe_inventory(store, backend, torch_version=version,

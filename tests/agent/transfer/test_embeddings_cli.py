@@ -51,6 +51,7 @@ def test_embeddings_matcher_is_named_in_the_json_summary(seeded_db: str, monkeyp
     data = json.loads(result.stdout)
     assert data["matcher"] == "embeddings:bow-test" and data["inventory_embedded"] == 3
     assert data["candidates"] == 2 and len(server.embedding_requests) == 1
+    assert data["vector_storage"] == "json"  # SQLite: plain vectors
 
 
 def test_text_summary_says_tfidf_when_nothing_is_configured(seeded_db: str) -> None:
