@@ -31,6 +31,7 @@ ENV_FIELDS: dict[str, str] = {
     "TRANSFUZZ_LLM_CONCURRENCY": "llm_concurrency",
     "TRANSFUZZ_EMBEDDING_MODEL": "embedding_model",
     "TRANSFUZZ_DESCRIBE_MAX_CALLS": "describe_max_calls",
+    "TRANSFUZZ_INGEST_MAX_BODY_KIB": "ingest_max_body_kib",
 }
 
 
@@ -58,6 +59,8 @@ class Settings(BaseModel):
     embedding_model: str | None = None
     # LLM calls per transfer run spent describing inventory APIs (batched, resumable across runs).
     describe_max_calls: int = 10
+    # Issue and comment bodies longer than this are cut at ingest (and marked truncated).
+    ingest_max_body_kib: int = 256
 
     @model_validator(mode="before")
     @classmethod

@@ -97,11 +97,11 @@ def github(
     """Sync a repository's issues from the GitHub REST API (incremental; rate-limit aware)."""
     from agent.ingest.github_api import GitHubError
     from agent.ingest.github_sync import STATES, ingest_github
-    from agent.ingest.records import REPO_NAME
+    from agent.ingest.records import valid_repo_name
     from agent.ingest.summary import IngestEvents
 
     cli = get_ctx(ctx)
-    if not REPO_NAME.match(repo):
+    if not valid_repo_name(repo):
         fail(f"repository must be OWNER/REPO, got {repo!r}", code=EXIT_USAGE)
     if state not in STATES:
         fail(f"--state must be one of {', '.join(STATES)}, got {state!r}", code=EXIT_USAGE)
@@ -139,23 +139,43 @@ def file(
     ctx: typer.Context,
     path: Annotated[Path, typer.Argument(help="JSON array of REST issues, JSON Lines of them, or `gh issue list --json` output.")],
     repo: Annotated[str | None, typer.Option("--repo", help="OWNER/REPO for every record (else taken from each record's URL).")] = None,
+    encoding: Annotated[str, typer.Option("--encoding", help="The file's text encoding (any Python codec, e.g. latin-1).")] = "utf-8",
+    max_body_kib: Annotated[
+        int | None, typer.Option("--max-body-kib", help="Cut longer bodies and comments, marked truncated [default: setting ingest_max_body_kib, 256].")
+    ] = None,
 ) -> None:
     """Ingest an issue dump file (streamed; bad records are reported and skipped)."""
+    import codecs
+
     from agent.ingest.file_source import ingest_file
-    from agent.ingest.records import REPO_NAME
+    from agent.ingest.records import RecordLimits, valid_repo_name
     from agent.ingest.stream import DumpFormatError
     from agent.ingest.summary import IngestEvents
 
     cli = get_ctx(ctx)
-    if repo is not None and not REPO_NAME.match(repo):
+    if repo is not None and not valid_repo_name(repo):
         fail(f"--repo must be OWNER/REPO, got {repo!r}", code=EXIT_USAGE)
+    try:
+        codecs.lookup(encoding)
+    except LookupError:
+        fail(f"--encoding: unknown encoding {encoding!r}", code=EXIT_USAGE)
+    body_kib = max_body_kib if max_body_kib is not None else cli.settings.ingest_max_body_kib
+    if body_kib < 1:
+        fail(f"--max-body-kib must be at least 1, got {body_kib}", code=EXIT_USAGE)
     if not path.is_file():
         fail(f"no such file: {path}", code=EXIT_USAGE)
     store = cli.store()
     reporter = _Reporter(cli, "bytes")
     try:
         with reporter.running(path.name):
-            summary = ingest_file(store, path, repo=repo, events=IngestEvents(notify=reporter.notify, progress=reporter.update))
+            summary = ingest_file(
+                store,
+                path,
+                repo=repo,
+                events=IngestEvents(notify=reporter.notify, progress=reporter.update),
+                limits=RecordLimits(max_body_bytes=body_kib * 1024),
+                encoding=encoding,
+            )
     except DumpFormatError as exc:
         fail(str(exc), code=EXIT_USAGE)
     except OSError as exc:

@@ -5,9 +5,9 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from agent.ingest.records import BadRecord, PullRequest, normalise
-from agent.ingest.stream import iter_dump
-from agent.ingest.summary import IngestEvents, IngestSummary
+from agent.ingest.records import DEFAULT_LIMITS, BadRecord, PullRequest, RecordLimits, normalise
+from agent.ingest.stream import DEFAULT_ENCODING, iter_dump
+from agent.ingest.summary import IngestEvents, IngestSummary, Problem
 from agent.ingest.writer import BATCH_SIZE, BatchWriter
 from db.store import Store
 
@@ -20,13 +20,16 @@ def ingest_file(
     events: IngestEvents | None = None,
     batch_size: int = BATCH_SIZE,
     limit: int | None = None,
+    limits: RecordLimits = DEFAULT_LIMITS,
+    encoding: str = DEFAULT_ENCODING,
 ) -> IngestSummary:
-    """Stream ``path`` into the issues table; bad records are reported and skipped.
+    """Stream ``path`` into the issues table; bad records are reported and skipped, one by one.
 
-    ``limit`` stops after that many issues (pull requests and bad records not counted).
+    ``limit`` stops after that many issues (pull requests and bad records not counted);
+    ``limits`` caps each record's texts; ``encoding`` is the file's codec.
 
-    Raises FileNotFoundError / DumpFormatError (stream.py) before anything is written when
-    the file is missing or is not a dump at all.
+    Raises FileNotFoundError / DumpFormatError / DumpEncodingError (stream.py) before anything
+    is written when the file is missing, is not a dump at all, or is not ``encoding`` text.
     """
     events = events or IngestEvents()
     path = Path(path)
@@ -35,26 +38,31 @@ def ingest_file(
     started = time.perf_counter()
     summary = IngestSummary(source=str(path))
     total_bytes = path.stat().st_size
-    writer = BatchWriter(store, summary, batch_size)
+
+    def tell(problem: Problem) -> None:
+        events.notify(f"skipped {problem.position}: {problem.reason}")
+
+    writer = BatchWriter(store, summary, batch_size, on_problem=tell)
     accepted = 0
-    for record in iter_dump(path, on_bytes=lambda done: events.progress(done, total_bytes)):
+    for record in iter_dump(path, on_bytes=lambda done: events.progress(done, total_bytes), encoding=encoding):
         if limit is not None and accepted >= limit:
             summary.limit_reached = True
             break
         if record.error is not None:
-            problem = summary.add_problem(record.position, record.error)
-            events.notify(f"skipped {problem.position}: {problem.reason}")
+            tell(summary.add_problem(record.position, record.error))
             continue
+        position = record.position
         try:
-            row = normalise(record.value, repo)
+            row = normalise(record.value, repo, limits)
         except PullRequest:
             summary.pull_requests += 1
             continue
         except BadRecord as exc:
-            problem = summary.add_problem(record.position, str(exc))
-            events.notify(f"skipped {problem.position}: {problem.reason}")
+            tell(summary.add_problem(record.position, str(exc)))
             continue
-        writer.add(row)
+        finally:
+            del record  # a huge source value is released before the next record is read
+        writer.add(row, position)
         accepted += 1
     writer.flush()
     summary.elapsed_s = round(time.perf_counter() - started, 3)

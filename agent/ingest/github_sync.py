@@ -20,7 +20,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from agent.ingest.github_api import GitHubIssuesApi
-from agent.ingest.records import BadRecord, PullRequest, comment_from_rest, normalise
+from agent.ingest.records import BadRecord, PullRequest, comment_from_rest, normalise, valid_repo_name
 from agent.ingest.summary import IngestEvents, IngestSummary
 from agent.ingest.writer import write_batch
 from db.queries.issues import IssueRow, get_cursor, set_cursor, stored_issue_states
@@ -73,7 +73,7 @@ def ingest_github(
     Raises ValueError for a malformed repo/state and GitHubError when GitHub refuses.
     """
     events = events or IngestEvents()
-    if "/" not in repo or repo.count("/") != 1 or not all(repo.split("/")):
+    if not valid_repo_name(repo):
         raise ValueError(f"repository must be OWNER/REPO, got {repo!r}")
     if state not in STATES:
         raise ValueError(f"state must be one of {', '.join(STATES)}, got {state!r}")
@@ -160,7 +160,7 @@ def _sync_pages(store: Store, api: GitHubIssuesApi, plan: _SyncPlan, events: Ing
         summary.limit_reached = truncated or (limit is not None and processed >= limit and page.has_next)
         # Note [Incremental GitHub sync]: an ETag only stands for "nothing new" when its page was everything
         keep_etag = page.etag if first and not page.has_next and not truncated else None
-        write_batch(
+        refused = write_batch(
             store,
             rows,
             summary,
@@ -168,6 +168,8 @@ def _sync_pages(store: Store, api: GitHubIssuesApi, plan: _SyncPlan, events: Ing
                 session, key, repo=repo, filters=filters, last_updated_at=newest, etag=keep_etag
             ),
         )
+        for problem in refused:
+            events.notify(f"skipped {problem.position}: {problem.reason}")
         events.progress(processed, None)
         first = False
         if summary.limit_reached:

@@ -7,12 +7,21 @@ by regular expressions) finds where the element ends: if the end lies past the b
 element was only cut by the chunk boundary and more text is read; if the end is inside the
 buffer, the element itself is malformed, so it is reported (record number, line, reason) and
 skipped, and the next element is decoded as usual. A file that ends inside an element yields
-one "truncated" problem. Memory is bounded by the chunk size plus the largest single record.
+one "truncated" problem. Memory is bounded by the chunk size plus the largest single record:
+once a record larger than a chunk is decoded, the buffer drops its text before the record is
+handed on, so a huge body is not held twice. A record nested too deeply for the C decoder
+(RecursionError) is a problem of that record, found by the same iterative scanner.
+
+Note [Dump encoding]
+The bytes are checked against the encoding (UTF-8 unless the caller names another codec)
+before the first record is read, so an undecodable file is refused with the byte offset of
+the first bad byte and nothing is written; it is never decoded with replacement characters.
 """
 
 from __future__ import annotations
 
 import codecs
+import io
 import json
 import re
 from collections.abc import Callable, Iterator
@@ -23,13 +32,48 @@ from typing import Any, BinaryIO
 CHUNK_BYTES = 1 << 20
 _WHITESPACE = re.compile(r"[ \t\n\r]*")
 _STRUCTURE = re.compile(r'[\[\]{}"]')
-_STRING_BODY = re.compile(r'(?:[^"\\]|\\.)*"', re.S)
+# unrolled (``[^"\\]*`` runs without a backtracking frame per character): a 50 MB string is one scan
+_STRING_BODY = re.compile(r'[^"\\]*(?:\\.[^"\\]*)*"', re.S)
 _SCALAR_END = re.compile(r"[,\]]")
 _decoder = json.JSONDecoder()
 
 
+DEFAULT_ENCODING = "utf-8"
+_NESTING_ERROR = "invalid JSON: nested too deeply to decode"
+
+
 class DumpFormatError(ValueError):
     """The file is neither a JSON array nor JSON Lines."""
+
+
+class DumpEncodingError(DumpFormatError):
+    """The file's bytes are not text in the expected encoding; see Note [Dump encoding]."""
+
+
+def check_encoding(path: Path, encoding: str = DEFAULT_ENCODING, chunk_bytes: int = CHUNK_BYTES) -> None:
+    """Raise DumpEncodingError naming the first byte that ``encoding`` cannot decode (or an unknown codec)."""
+    try:
+        decoder = codecs.getincrementaldecoder(encoding)(errors="strict")
+    except LookupError:
+        raise DumpEncodingError(f"unknown encoding {encoding!r}") from None
+    consumed = 0
+    lines = 1
+    with path.open("rb") as fh:
+        while True:
+            data = fh.read(chunk_bytes)
+            pending = len(decoder.getstate()[0])
+            try:
+                lines += decoder.decode(data, final=not data).count("\n")
+            except UnicodeDecodeError as exc:
+                offset = consumed - pending + exc.start
+                lines += exc.object[: exc.start].count(b"\n")
+                raise DumpEncodingError(
+                    f"{path}: not {encoding} text at byte offset {offset} (line {lines}): {exc.reason}; "
+                    "name the file's encoding (e.g. --encoding latin-1) to read it"
+                ) from None
+            if not data:
+                return
+            consumed += len(data)
 
 
 @dataclass(frozen=True)
@@ -46,47 +90,64 @@ class DumpRecord:
         return f"record {self.index} (line {self.line})"
 
 
-def detect_format(path: Path) -> str:
+def detect_format(path: Path, encoding: str = DEFAULT_ENCODING) -> str:
     """'array', 'lines' or 'empty', from the first non-blank character."""
+    decoder = codecs.getincrementaldecoder(encoding)(errors="replace")
     with path.open("rb") as fh:
-        head = fh.read(4096)
-        while head and not head.lstrip(b"\xef\xbb\xbf \t\r\n"):
+        head = ""
+        while not head.lstrip("\ufeff \t\r\n"):
             more = fh.read(4096)
-            if not more:
+            head = decoder.decode(more, final=not more)
+            if not more and not head.lstrip("\ufeff \t\r\n"):
                 return "empty"
-            head = more
-    first = head.lstrip(b"\xef\xbb\xbf \t\r\n")[:1]
-    if first == b"[":
+    first = head.lstrip("\ufeff \t\r\n")[:1]
+    if first == "[":
         return "array"
-    if first == b"{":
+    if first == "{":
         return "lines"
-    if not first:
-        return "empty"
-    raise DumpFormatError(
-        f"{path}: not a JSON array or JSON Lines of issues (starts with {first.decode('latin-1')!r})"
-    )
+    raise DumpFormatError(f"{path}: not a JSON array or JSON Lines of issues (starts with {first!r})")
 
 
-def iter_dump(path: Path, *, on_bytes: Callable[[int], None] | None = None, chunk_bytes: int = CHUNK_BYTES) -> Iterator[DumpRecord]:
-    """Yield every record of the dump in order; malformed ones carry ``error`` instead of ``value``."""
-    kind = detect_format(path)
+def iter_dump(
+    path: Path,
+    *,
+    on_bytes: Callable[[int], None] | None = None,
+    chunk_bytes: int = CHUNK_BYTES,
+    encoding: str = DEFAULT_ENCODING,
+) -> Iterator[DumpRecord]:
+    """Yield every record of the dump in order; malformed ones carry ``error`` instead of ``value``.
+
+    Raises DumpEncodingError before the first record when the bytes are not ``encoding`` text.
+    """
+    check_encoding(path, encoding)
+    kind = detect_format(path, encoding)
     if kind == "empty":
         return
     with path.open("rb") as fh:
         if kind == "lines":
-            yield from _iter_lines(fh, on_bytes)
+            yield from _iter_lines(fh, on_bytes, encoding)
         else:
-            yield from _ArrayReader(fh, on_bytes, chunk_bytes).records()
+            yield from _ArrayReader(fh, on_bytes, chunk_bytes, encoding).records()
 
 
-def _iter_lines(fh: BinaryIO, on_bytes: Callable[[int], None] | None) -> Iterator[DumpRecord]:
+def _text_lines(fh: BinaryIO, encoding: str) -> Iterator[tuple[str, int]]:
+    """(line, its size in bytes); split on the byte b"\\n" when the codec keeps it a single byte."""
+    if "\n".encode(encoding) == b"\n" and "[{".encode(encoding) == b"[{":
+        for raw in fh:
+            yield raw.decode(encoding), len(raw)
+        return
+    for line in io.TextIOWrapper(fh, encoding=encoding, newline="\n"):
+        yield line, len(line.encode(encoding))
+
+
+def _iter_lines(fh: BinaryIO, on_bytes: Callable[[int], None] | None, encoding: str) -> Iterator[DumpRecord]:
     index = 0
     consumed = 0
-    for line_no, raw in enumerate(fh, start=1):
-        consumed += len(raw)
+    for line_no, (raw, size) in enumerate(_text_lines(fh, encoding), start=1):
+        consumed += size
         if on_bytes is not None and line_no % 256 == 0:
             on_bytes(consumed)
-        text = raw.decode("utf-8", errors="replace").strip()
+        text = raw.strip()
         if line_no == 1:
             text = text.lstrip("\ufeff")
         if not text:
@@ -97,6 +158,11 @@ def _iter_lines(fh: BinaryIO, on_bytes: Callable[[int], None] | None) -> Iterato
         except json.JSONDecodeError as exc:
             yield DumpRecord(index, line_no, error=f"invalid JSON: {exc.msg} at column {exc.colno}")
             continue
+        except RecursionError:
+            yield DumpRecord(index, line_no, error=_NESTING_ERROR)
+            continue
+        finally:
+            del raw, text  # a huge line is not kept while its record is processed
         yield DumpRecord(index, line_no, value=value)
     if on_bytes is not None:
         on_bytes(consumed)
@@ -105,11 +171,11 @@ def _iter_lines(fh: BinaryIO, on_bytes: Callable[[int], None] | None) -> Iterato
 class _ArrayReader:
     """Incremental reader of one top-level JSON array; see Note [Streaming a JSON array with recovery]."""
 
-    def __init__(self, fh: BinaryIO, on_bytes: Callable[[int], None] | None, chunk_bytes: int) -> None:
+    def __init__(self, fh: BinaryIO, on_bytes: Callable[[int], None] | None, chunk_bytes: int, encoding: str) -> None:
         self.fh = fh
         self.on_bytes = on_bytes
         self.chunk_bytes = chunk_bytes
-        self.text = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self.text = codecs.getincrementaldecoder(encoding)(errors="strict")  # checked beforehand
         self.buf = ""
         self.pos = 0
         self.eof = False
@@ -194,12 +260,29 @@ class _ArrayReader:
     _done = False
 
     def _element(self, index: int) -> DumpRecord:
+        record = self._decode_element(index)
+        if self.pos > self.chunk_bytes:
+            # a record longer than a chunk: drop its text now, before its value is processed
+            self._advance_line(self.pos)
+            self.buf = self.buf[self.pos :]
+            self._line_mark -= self.pos
+            self.pos = 0
+        return record
+
+    def _decode_element(self, index: int) -> DumpRecord:
         grow = 0
         while True:
             start = self.pos
             self._advance_line(start)
             try:
                 value, end = _decoder.raw_decode(self.buf, start)
+            except RecursionError:
+                end = _scan_end(self.buf, start)
+                if end is None and self._fill(self.chunk_bytes * (1 << min(grow := grow + 1, 6))):
+                    continue
+                self.pos = len(self.buf) if end is None else end
+                self._done = end is None
+                return DumpRecord(index, self.line, error=_NESTING_ERROR)
             except json.JSONDecodeError as exc:
                 end = _scan_end(self.buf, start)
                 if end is None:
@@ -218,6 +301,9 @@ class _ArrayReader:
                     except json.JSONDecodeError as final_exc:
                         self.pos = end
                         return DumpRecord(index, self.line, error=_describe(final_exc, self.buf, start))
+                    except RecursionError:
+                        self.pos = end
+                        return DumpRecord(index, self.line, error=_NESTING_ERROR)
                     self.pos = end
                     return DumpRecord(index, self.line, value=value)
                 self.pos = end

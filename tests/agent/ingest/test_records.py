@@ -58,7 +58,7 @@ def test_rest_issue() -> None:
     assert row.closed_at is not None and row.closed_at.tzinfo == UTC
     assert row.url == issue["html_url"]
     assert row.comments is None  # a REST listing carries only the count
-    assert row.raw is issue
+    assert row.raw == {key: value for key, value in issue.items() if key != "body"}  # the body has its column
 
 
 def test_rest_pull_request_is_recognised() -> None:
