@@ -29,6 +29,8 @@ ENV_FIELDS: dict[str, str] = {
     "TRANSFUZZ_LLM_BUDGET": "llm_budget",  # e.g. 200k-tokens,50-calls (see agent.llm.limits)
     "TRANSFUZZ_LLM_TIMEOUT": "llm_timeout_s",  # e.g. 30s
     "TRANSFUZZ_LLM_CONCURRENCY": "llm_concurrency",
+    "TRANSFUZZ_LLM_RETRY_AFTER_CAP": "llm_retry_after_cap_s",
+    "TRANSFUZZ_LLM_BREAKER": "llm_breaker_failures",
     "TRANSFUZZ_EMBEDDING_MODEL": "embedding_model",
     "TRANSFUZZ_DESCRIBE_MAX_CALLS": "describe_max_calls",
     "TRANSFUZZ_INGEST_MAX_BODY_KIB": "ingest_max_body_kib",

@@ -15,7 +15,9 @@ from db.store import Store
 
 
 def transfer_stage(store: Store, settings: Settings, *, top_k: int = 5, limit: int | None = None,
-                   refresh: bool = False, err: Console | None = None, matcher: str = "auto") -> dict[str, Any]:
+                   refresh: bool = False, err: Console | None = None, matcher: str = "auto",
+                   llm_backend: Any | None = None) -> dict[str, Any]:
+    """``llm_backend``: the command's backend, so all its LLM stages share one budget and breaker."""
     from agent.harness.stage import generate_harnesses, unsupported_mode
     from agent.inventory.enumerate import opinfo_api_names
     from agent.inventory.refresh import refresh_inventory
@@ -31,7 +33,7 @@ def transfer_stage(store: Store, settings: Settings, *, top_k: int = 5, limit: i
         from agent.llm.factory import make_backend
         from agent.transfer.llm_check import make_check
 
-        backend = make_backend(settings, store)
+        backend = llm_backend or make_backend(settings, store)
         check, input_writer = make_check(backend), make_input_writer(backend)
     matching = choose_matcher(store, settings, matcher, backend=backend)
     source_profile = _source_profile_fn()
@@ -46,6 +48,7 @@ def transfer_stage(store: Store, settings: Settings, *, top_k: int = 5, limit: i
         "vetoed": transfer.vetoed,
         "unparsable_patterns": transfer.unparsable,
         "unsupported_patterns": transfer.unsupported,
+        "llm_stopped": transfer.stopped,
         "harnesses": harnesses.harnesses,
         "harnesses_with_llm_inputs": harnesses.llm_inputs,
         "llm_inputs_rejected": harnesses.llm_inputs_rejected,
@@ -110,8 +113,8 @@ def ingest_stage(store: Store, settings: Settings, source: str, *, limit: int | 
     return result.model_dump(mode="json")
 
 
-def extract_stage(store: Store, settings: Settings) -> dict[str, Any]:
+def extract_stage(store: Store, settings: Settings, *, llm_backend: Any | None = None) -> dict[str, Any]:
     from agent.extract import run_extraction
 
-    result = run_extraction(store, settings)
+    result = run_extraction(store, settings, backend=llm_backend)
     return result.to_dict() if hasattr(result, "to_dict") else dict(result)

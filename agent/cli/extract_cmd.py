@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from enum import StrEnum
 from typing import Annotated
 
 import typer
@@ -11,12 +10,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from agent.cli.context import EXIT_FAILURE, EXIT_USAGE, fail, get_ctx
+from agent.cli.llm_opts import LlmBudgetOpt, LlmChoice, LlmTimeoutOpt, llm_settings
 from agent.text_safety import markup_safe
-
-
-class LlmChoice(StrEnum):
-    offline = "offline"
-    openai = "openai"
 
 
 def extract(
@@ -30,14 +25,15 @@ def extract(
     only_changed: Annotated[
         bool, typer.Option("--only-changed", help="Only issues that ingest marked new or changed.")
     ] = False,
+    llm_budget: LlmBudgetOpt = None,
+    llm_timeout: LlmTimeoutOpt = None,
 ) -> None:
     """Triage issues and extract formal bug patterns and API semantics (no issue code is run)."""
     from agent.extract.stage import run_extraction
     from agent.llm.errors import LlmConfigError
 
     cli = get_ctx(ctx)
-    overrides = {k: v for k, v in {"llm": llm.value if llm else None, "model": model}.items() if v is not None}
-    settings = cli.settings.model_copy(update=overrides)
+    settings = llm_settings(cli.settings, llm, model, llm_budget, llm_timeout)
     store = cli.store()
     progress = Progress(
         TextColumn("extract"),
@@ -64,7 +60,10 @@ def extract(
         cli.emit(data)
     else:
         _print(summary)
-    if summary.processed and summary.errors == summary.processed:
+    if summary.stopped:
+        Console(stderr=True).print(f"extract stopped early: {markup_safe(summary.stopped)}", highlight=False,
+                                   soft_wrap=True)
+    if summary.endpoint_down or (summary.processed and summary.errors == summary.processed):
         raise typer.Exit(EXIT_FAILURE)  # nothing worked: an endpoint down, a broken setup
 
 
@@ -83,8 +82,10 @@ def _print(summary) -> None:  # type: ignore[no-untyped-def]
         table.add_row("LLM calls (cache hits)", f"{summary.llm_calls} ({summary.cache_hits})")
         table.add_row("tokens (prompt + completion)", f"{summary.prompt_tokens} + {summary.completion_tokens}")
         table.add_row("cost", "unknown" if summary.cost_usd is None else f"${summary.cost_usd:.6f}")
-    if summary.budget_exhausted:
-        table.add_row("stopped", "token budget spent")
+    if summary.no_pattern:
+        table.add_row("no pattern in the report", str(summary.no_pattern))
+    if summary.stopped:
+        table.add_row("stopped", "LLM budget spent" if summary.budget_exhausted else "LLM endpoint down")
     Console().print(table)
     for sample in summary.error_samples[:5]:
         Console(stderr=True).print(f"error {markup_safe(sample['issue'])}: {markup_safe(sample['error'])}",

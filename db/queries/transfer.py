@@ -29,7 +29,10 @@ def record_inventory_snapshot(session: Session, torch_version: str, api_count: i
 
 
 def upsert_semantics_rows(session: Session, rows: Iterable[dict[str, Any]]) -> int:
-    """Insert or replace api_semantics rows by api; returns how many were written."""
+    """Insert or replace api_semantics rows by api; returns how many were written.
+
+    An offline row never replaces a model-written one (source other than ``offline``): it only
+    adds the facts the model row lacks (inventory details such as ``in_opinfo``)."""
     rows = list(rows)
     existing = {s.api: s for s in session.scalars(
         select(models.ApiSemantics).where(models.ApiSemantics.api.in_([r["api"] for r in rows]))
@@ -38,6 +41,8 @@ def upsert_semantics_rows(session: Session, rows: Iterable[dict[str, Any]]) -> i
         current = existing.get(row["api"])
         if current is None:
             session.add(models.ApiSemantics(**row))
+        elif row.get("source") == "offline" and current.source != "offline":
+            current.details = {**(row.get("details") or {}), **(current.details or {})}
         else:
             for key, value in row.items():
                 setattr(current, key, value)
