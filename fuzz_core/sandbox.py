@@ -156,9 +156,8 @@ def _self_check(bwrap: str) -> str:
     """'' when bwrap starts a Python inside a sandbox here, else why not."""
     if not (os.path.isfile(bwrap) and os.access(bwrap, os.X_OK)):
         return f"bubblewrap not found at {bwrap}"
-    here = Path(sys.prefix)
-    argv = bwrap_command([sys.executable, "-c", "import sys"], writable=[], readonly=python_paths(), env={"PATH": "/usr/bin"},
-                         cwd=here, bwrap=bwrap)
+    argv = bwrap_command([sys.executable, "-c", "import sys"], writable=[], readonly=python_paths(),
+                         env={"PATH": "/usr/bin"}, cwd=Path(sys.prefix), bwrap=bwrap)
     try:
         done = subprocess.run(argv, capture_output=True, text=True, timeout=60, env={})
     except (OSError, subprocess.TimeoutExpired) as exc:

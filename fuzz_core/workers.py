@@ -176,7 +176,7 @@ class WorkerPool:
         self.threads = threads
         self.preload_opinfo = preload_opinfo
         self._own_root = workdir is None
-        self.root = Path(workdir) if workdir is not None else Path(tempfile.mkdtemp(prefix="transfuzz_pool_"))
+        self.root = Path(workdir).resolve() if workdir is not None else Path(tempfile.mkdtemp(prefix="transfuzz_pool_"))
         self.root.mkdir(parents=True, exist_ok=True)
         # Compiled kernels are code that later runs: the cache is private to this pool (or the campaign that
         # passes one in), mode 0700, never a fixed folder in the shared temp dir.

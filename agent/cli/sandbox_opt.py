@@ -9,7 +9,8 @@ import typer
 from agent.cli.context import EXIT_USAGE, fail
 
 NoSandboxOpt = Annotated[bool, typer.Option(
-    "--no-sandbox", help="Run workers/repros without bubblewrap. Trusted local input only: see docs/trust_boundary.md.")]
+    "--no-sandbox",
+    help="Run workers/repros without bubblewrap. Trusted local input only: see docs/trust_boundary.md.")]
 
 
 def sandbox_required(no_sandbox: bool) -> bool:

@@ -101,15 +101,17 @@ def _seed(folder):
     with open(os.path.join(folder, "pwned_kernel.py"), "w") as f:
         f.write("import os")
 
-_report("cache", {"other_visible": os.path.exists("@OTHER@"), "other_campaign": _try(lambda: _seed("@OTHER@")), "system_tmp": _try(lambda: _seed("@SYSTMP@")),
+_report("cache", {"other_visible": os.path.exists("@OTHER@"), "other_campaign": _try(lambda: _seed("@OTHER@")),
+                  "system_tmp": _try(lambda: _seed("@SYSTMP@")),
                   "own_cache": _try(lambda: _seed(os.environ["TORCHINDUCTOR_CACHE_DIR"])),
                   "own_cache_dir": os.environ["TORCHINDUCTOR_CACHE_DIR"]})
 '''
 
 SETSID_CHILD = REPORT + '''
 import subprocess, sys
-_child = subprocess.Popen([sys.executable, "-c", "import sys, time; time.sleep(@DELAY@); open(sys.argv[1], 'w').write('x')",
-                           os.path.join(os.environ["HOME"], "late_marker"), "@TOKEN@"], start_new_session=True)
+_late_write = "import sys, time; time.sleep(@DELAY@); open(sys.argv[1], 'w').write('x')"
+_child = subprocess.Popen([sys.executable, "-c", _late_write, os.path.join(os.environ["HOME"], "late_marker"), "@TOKEN@"],
+                          start_new_session=True)
 _report("setsid", {"child_pid": _child.pid})
 '''
 
@@ -299,16 +301,18 @@ def _processes_with(token: str) -> list[int]:
 
 
 def test_a_setsid_child_dies_with_the_pool(tmp_path: Path) -> None:
-    token, delay = f"tf-setsid-{uuid.uuid4().hex}", 4
+    token, delay = f"tf-setsid-{uuid.uuid4().hex}", 10
     with WorkerPool(1, task_timeout_s=60, preload_opinfo=False, workdir=tmp_path) as pool:
-        result = pool.submit(HarnessSpec(**_spec(_fill(SETSID_CHILD, DELAY=delay, TOKEN=token)))).result(timeout=120)
+        spawned = time.monotonic()
+        result = pool.submit(HarnessSpec(**_spec(_fill(SETSID_CHILD, DELAY=delay, TOKEN=token))),
+                             max_executions=2).result(timeout=120)
         assert result.verdict == "passed", result.reason
         assert _processes_with(token)  # the child is running, detached into its own session
     deadline = time.monotonic() + 5
     while _processes_with(token) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert _processes_with(token) == []
-    time.sleep(delay + 1)
+    time.sleep(max(0.0, spawned + delay + 1 - time.monotonic()))
     assert list(tmp_path.rglob("probe_setsid.json")) and not list(tmp_path.rglob("late_marker"))
 
 
