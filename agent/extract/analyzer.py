@@ -117,7 +117,6 @@ def analyze_issue(title: str, body: str, labels: list[str], comments: list[str] 
     prose = re.sub(r"```.*?```", " ", body, flags=re.S)
     signals = read_signals(title, body, labels, comments, blocks)
     api, ranked = choose_api(facts.calls, title, prose)
-    api, rejected = _checked_api(api, ranked)
     modes = mode_pair(facts, title, prose, signals)
     nan_evidence = bool(facts.special_values) or any("nan" in label for label in signals.labels)
     if modes is None and signals.crash:
@@ -128,8 +127,9 @@ def analyze_issue(title: str, body: str, labels: list[str], comments: list[str] 
     if result.false_alarm_class == "train_mode_tracing":
         # the module that makes the run random is what the (false) report is about
         culprit = next((c.api for c in facts.calls if c.api.rsplit(".", 1)[-1].startswith(TRAIN_MODE_MODULES)), None)
-        api, also_rejected = _checked_api(culprit or api, ranked)
-        rejected.update(also_rejected)
+        api = culprit or api
+    # triage reads the report as written; the pattern names only an API torch's public namespace has
+    api, rejected = _checked_api(api, ranked)
     pattern, error = None, None
     if api is None and rejected:
         error = "no usable torch API: " + "; ".join(f"{name} rejected ({why})" for name, why in rejected.items())
