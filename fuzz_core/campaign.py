@@ -1,7 +1,14 @@
-"""The campaign loop for one harness: seed inputs → mutate → run both modes → oracle → confirm; stop on budget."""
+"""The engine loop for one harness: seed inputs → mutate → run both modes → oracle → confirm; stop on budget.
+
+The confirmation checks live in fuzz_core/confirm.py. For compiled test modes the loop compiles once and
+runs many: new shapes (each a recompilation) are admitted only while compilation has taken less than
+COMPILE_SHARE of the elapsed time; otherwise the next input is a value mutation of an input whose shapes
+are already compiled.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import math
 import time
 from dataclasses import dataclass, field
@@ -10,21 +17,24 @@ from typing import Any, Callable, Sequence
 import torch
 
 from fuzz_core import result as V
-from fuzz_core.execution import Execution, execute, execute_fp64
+from fuzz_core.confirm import Finding, check_nan_inf, confirm_exception, confirm_structural, confirm_value
+from fuzz_core.execution import Execution, execute
 from fuzz_core.inputs import InputError, NoInputs, Sample
 from fuzz_core.inputs.code import code_samples
 from fuzz_core.inputs.described import described_samples
 from fuzz_core.inputs.opinfo import find_opinfo, opinfo_samples
-from fuzz_core.inputs.signature import signature_samples
+from fuzz_core.inputs.inventory import inventory_samples
 from fuzz_core.inputs.triggers import apply_trigger
 from fuzz_core.modes import Mode, NotApplicable, get_mode
 from fuzz_core.mutators import DEFAULT_MUTATORS, CorpusEntry, CorpusSelector, Mutator, UniformSelector
-from fuzz_core.oracles import amplification, compare_outputs, inputs_finite, judge_leaf, unexpected_nonfinite
-from fuzz_core.oracles.compare import Comparison, Mismatch
+from fuzz_core.oracles import compare_outputs
+from fuzz_core.oracles.compare import Comparison
 from fuzz_core.rng import uses_rng
 from fuzz_core.spec import HarnessSpec
 from fuzz_core.target import Target
-from fuzz_core.tensors import map_tensors, numel_total, output_leaves, tensor_leaves
+from fuzz_core.tensors import map_tensors, numel_total, output_leaves, structure_key, tensor_leaves
+
+__all__ = ["Campaign", "Finding", "HarnessBroken", "Tally", "build_target_for", "seed_samples"]
 
 # Exit reasons (why the loop stopped).
 EXIT_CONFIRMED = "confirmed"
@@ -34,42 +44,15 @@ EXIT_NOT_APPLICABLE = "not_applicable"
 EXIT_NO_CORPUS = "no_mutable_input"
 
 DEFAULT_MAX_EXECUTIONS = 200
-# A perturbation at rounding level that moves the reference by this fraction of the observed
-# difference means the input is ill-conditioned: the difference is amplification, not a bug.
-AMPLIFICATION_FRACTION = 0.5
-
-
-def _drops_nonfinite(ref: torch.Tensor, test: torch.Tensor) -> bool:
-    """The test output is finite somewhere the reference is NaN/Inf (lost propagation)."""
-    if not (ref.is_floating_point() and test.is_floating_point()) or ref.shape != test.shape:
-        return False
-    return bool((~torch.isfinite(ref) & torch.isfinite(test)).any())
-
-
-def _near_overflow(sample: Sample) -> bool:
-    """Some floating input is beyond sqrt(max) of its dtype: a product of two such values overflows."""
-    for t in tensor_leaves(sample.tree()):
-        if t.is_floating_point() and t.numel():
-            finite = t[torch.isfinite(t)]
-            if finite.numel() and float(finite.abs().max()) > math.sqrt(torch.finfo(t.dtype).max):
-                return True
-    return False
+# Compiled modes: a new shape (a recompilation) is admitted only while compiling has taken less than this
+# share of the time spent so far; the rest of the time runs value mutations through compiled code.
+COMPILE_SHARE = 0.5
+# Mutators that keep every tensor's shape, dtype and strides: no recompilation in compiled modes.
+VALUE_MUTATORS = ("gaussian", "special", "boundary")
 
 
 class HarnessBroken(RuntimeError):
     """The harness (not the target) is broken: verdict `error`."""
-
-
-@dataclass
-class Finding:
-    """A failure found on one input, after the confirmation checks."""
-
-    verdict: str
-    key: str
-    reason: str
-    entry: CorpusEntry
-    mismatch: Mismatch | None = None
-    details: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -79,6 +62,12 @@ class Tally:
     invalid_input: int = 0
     not_applicable: int = 0
     fp64_accepted: int = 0
+    rounding_accepted: int = 0  # low-precision differences within the op's composite-depth allowance
+    closeness: float = 0.0  # largest difference / tolerance among agreeing inputs (signal for the budget)
+    nonfinite_outputs: int = 0  # inputs whose test output holds NaN/Inf (signal for the budget)
+    compile_s: float = 0.0  # time spent compiling (first calls and recompilations of compiled modes)
+    execute_s: float = 0.0  # time spent running both modes, compilation excluded
+    compiles: int = 0
     notes: set[str] = field(default_factory=set)
     na_reasons: list[str] = field(default_factory=list)
     invalid_reasons: list[str] = field(default_factory=list)
@@ -125,22 +114,28 @@ def seed_samples(spec: HarnessSpec, target: Target) -> tuple[list[Sample], str]:
     elif source == "opinfo" and target.opinfo is not None:
         samples = opinfo_samples(spec.api, dtype, spec.max_samples)
     else:
-        source = "signature"
-        samples = signature_samples(target, dtype, spec.seed, spec.max_samples)
+        source = "signature"  # OpInfo variants/aliases, signature, ATen schemas, module constructors
+        samples = inventory_samples(target, dtype, spec.seed, spec.max_samples)
     return apply_trigger(samples, spec.trigger, spec.seed, target), source
 
 
 class Campaign:
-    """One harness, run in the current process. `progress` is told each input's recipe before it runs."""
+    """One harness, run in the current process. `progress` is told each input's recipe before it runs.
+
+    `instrument` (none|module|op|kernel): at "op" and above, reference executions run inside the
+    selector's op scope when it has one (op-level coverage for the CoverageSelector).
+    """
 
     def __init__(self, spec: HarnessSpec, *, selector: CorpusSelector | None = None,
                  mutators: Sequence[Mutator] | None = None,
-                 progress: Callable[[dict[str, Any]], None] | None = None) -> None:
+                 progress: Callable[[dict[str, Any]], None] | None = None, instrument: str = "none") -> None:
         self.spec = spec
         self.selector: CorpusSelector = selector or UniformSelector()
         self.mutators = list(mutators or DEFAULT_MUTATORS)
         self._mutator_weights = torch.tensor([float(getattr(m, "weight", 1.0)) for m in self.mutators])
+        self._value_mutators = [i for i, m in enumerate(self.mutators) if m.name in VALUE_MUTATORS]
         self.progress = progress
+        self.instrument = instrument
         self.tally = Tally()
         self.findings: dict[str, Finding] = {}
         self.target: Target | None = None
@@ -152,6 +147,9 @@ class Campaign:
         self.exit_reason = ""
         # (reference output, test output) of the last evaluated input, for CorpusSelector.observe.
         self.last_outputs: tuple[Any, Any] = (None, None)
+        self.compiled_shapes: set[str] = set()  # shape keys the compiled test mode has already compiled
+        self._depths: dict[str, int] = {}
+        self._started = time.monotonic()
 
     # -- setup ---------------------------------------------------------------------------------
     def prepare(self) -> None:
@@ -194,6 +192,11 @@ class Campaign:
             raise NotApplicable("sparse inputs are not fuzzed yet (layout modes and mutators assume strided tensors)")
         self._rng_probes = 0
 
+    @property
+    def compiles(self) -> bool:
+        """The test mode compiles per input structure (recompilation is its main cost)."""
+        return self.test is not None and self.test.name.startswith("compile:")
+
     def canonical(self, sample: Sample) -> Sample:
         """The input as both modes will see it (e.g. already representable in a low test dtype)."""
         assert self.reference is not None and self.test is not None
@@ -215,22 +218,51 @@ class Campaign:
     def reseed(self) -> int | None:
         return self.spec.seed if self.random_op else None
 
-    def _run(self, mode: Mode, sample: Sample) -> Execution:
+    def run_mode(self, mode: Mode, sample: Sample) -> Execution:
+        """One execution of `mode` on `sample`, compile time and run time tallied apart."""
         assert self.target is not None
-        return self._gauge_free(execute(mode, self.target, sample, reseed=self.reseed))
+        compiles_before = int(getattr(mode, "compiles", 0))
+        start = time.monotonic()
+        scope = self._op_scope() if mode is self.reference or not self.compiles else contextlib.nullcontext()
+        with scope:
+            run = execute(mode, self.target, sample, reseed=self.reseed)
+        spent = time.monotonic() - start
+        if int(getattr(mode, "compiles", 0)) > compiles_before:
+            self.tally.compile_s += spent
+            self.tally.compiles += 1
+        else:
+            self.tally.execute_s += spent
+        return self.gauge_free(run)
 
-    def _gauge_free(self, run: Execution) -> Execution:
+    def _op_scope(self) -> Any:
+        scope = getattr(self.selector, "op_scope", None)
+        if self.instrument in ("op", "kernel") and scope is not None:
+            return scope()
+        return contextlib.nullcontext()
+
+    def gauge_free(self, run: Execution) -> Execution:
         """For decompositions defined up to sign, compare magnitudes (a sign flip is not a bug)."""
         assert self.target is not None
         if run.status == "ok" and self.target.sign_ambiguous:
             run.output = map_tensors(run.output, lambda t: t.abs() if t.is_floating_point() or t.is_complex() else t)
         return run
 
-    def _compare(self, ref_out: Any, test_out: Any, sample: Sample) -> Comparison:
+    def compare(self, ref_out: Any, test_out: Any, sample: Sample) -> Comparison:
         assert self.target is not None and self.test is not None
         return compare_outputs(
             ref_out, test_out, low_dtype=self.test.compute_dtype, compares_dtype=self.test.compares_dtype,
             returns_indices=self.target.returns_indices, inputs=tensor_leaves(sample.tree()))
+
+    def composite_depth(self, sample: Sample) -> int:
+        """Rounding steps of the target on inputs of this structure (cached per structure)."""
+        from fuzz_core.modes.base import bound_callable
+        from fuzz_core.oracles.depth import composite_depth
+
+        assert self.target is not None
+        key = structure_key(sample.tree(), with_shapes=True)
+        if key not in self._depths:
+            self._depths[key] = composite_depth(bound_callable(self.target, sample), sample.tree())
+        return self._depths[key]
 
     def evaluate(self, entry: CorpusEntry) -> Finding | str:
         """Run both modes on one input; a Finding, or 'pass' / 'skip' / 'na' / 'noise'."""
@@ -249,190 +281,88 @@ class Campaign:
             # Random draws depend on the dtype they are drawn in: low-precision runs cannot match them.
             self.tally.na_reasons.append("random op: draws differ between dtypes")
             return "na"
-        ref = self._run(self.reference, sample)
+        ref = self.run_mode(self.reference, sample)
         self.last_outputs = (ref.output, None)
         if ref.status != "ok":
             # The reference rejects the input: outside the API's domain, so nothing to compare.
             self.tally.invalid_reasons.append(ref.error_text)
             return "skip"
-        test = self._run(self.test, sample)
+        test = self.run_mode(self.test, sample)
+        if self.compiles:
+            self.compiled_shapes.add(structure_key(sample.tree(), with_shapes=True))
         self.last_outputs = (ref.output, test.output)
         if test.status == "na":
             self.tally.na_reasons.append(str(test.error))
             return "na"
         if test.status == "exc":
-            return self._confirm_exception(entry, test)
+            return confirm_exception(self, entry, test)
+        if _has_nonfinite(test.output):
+            self.tally.nonfinite_outputs += 1
         if oracle == "crash":
             return "pass"
         if oracle == "nan_inf":
-            return self._check_nan_inf(entry, test)
+            return check_nan_inf(self, entry, test)
         if oracle == "exception":
             return "pass"
-        comparison = self._compare(ref.output, test.output, sample)
+        comparison = self.compare(ref.output, test.output, sample)
         self.tally.notes.update(comparison.notes)
         if comparison.ok:
+            self.tally.closeness = max(self.tally.closeness, min(comparison.closeness, 1.0))
             return "pass"
         structural = [m for m in comparison.mismatches if m.kind != "value"]
         if structural:
-            return self._confirm_structural(entry, structural[0])
+            return confirm_structural(self, entry, structural[0])
         if oracle == "shape_dtype":
             return "pass"
-        return self._confirm_value(entry, ref, test, comparison.first)
-
-    # -- confirmation checks (DESIGN.md's five) --------------------------------------------------
-    def _confirm_exception(self, entry: CorpusEntry, test: Execution) -> Finding | str:
-        assert self.test is not None
-        again = self._run(self.test, entry.sample)
-        key = f"exception:{type(test.error).__name__}"
-        details = {"test_exception": test.error_text}
-        if again.status != "exc":
-            return Finding(V.FLAKY, key, f"test mode raised once ({test.error_text}) but not on re-run", entry,
-                           details=details)
-        if self.spec.oracle == "exception":
-            return Finding(V.CONFIRMED, key, f"{self.test.name} raises where {self.spec.reference_mode} returns: "
-                                             f"{test.error_text}", entry, details=details)
-        return Finding(V.SUSPICIOUS, key, f"{self.test.name} raises where the reference returns: {test.error_text}",
-                       entry, details=details)
-
-    def _confirm_structural(self, entry: CorpusEntry, mismatch: Mismatch) -> Finding:
-        assert self.test is not None
-        again = self._run(self.test, entry.sample)
-        ref = self._run(self.reference, entry.sample)  # type: ignore[arg-type]
-        key = f"{mismatch.kind}:{mismatch.path}"
-        if again.status == "ok" and ref.status == "ok":
-            repeat = self._compare(ref.output, again.output, entry.sample)
-            if any(m.kind == mismatch.kind and m.path == mismatch.path for m in repeat.mismatches):
-                return Finding(V.CONFIRMED, key, f"{mismatch.kind} mismatch at {mismatch.path}: {mismatch.detail}",
-                               entry, mismatch)
-        return Finding(V.FLAKY, key, f"{mismatch.kind} mismatch did not reproduce on re-run", entry, mismatch)
-
-    def _check_nan_inf(self, entry: CorpusEntry, test: Execution) -> Finding | str:
-        assert self.target is not None
-        if not inputs_finite(entry.sample.tree()):
-            return "pass"
-        fp64 = execute_fp64(self.target, entry.sample, reseed=self.reseed)
-        hit = unexpected_nonfinite(test.output, fp64.output if fp64.status == "ok" else None)
-        if hit is None:
-            return "pass"
-        path, count, first = hit
-        mismatch = Mismatch("nan_inf", path, f"{count} NaN/Inf where float64 is finite", math.inf, math.inf, count,
-                            first)
-        if self.reference is not None and self.reference.name != self.test.name:  # type: ignore[union-attr]
-            # A differential pattern asks whether the modes disagree: when the reference mode produces
-            # the same non-finite values, the overflow is the kernel's in every mode, not this pair's.
-            ref = self._run(self.reference, entry.sample)
-            ref_hit = unexpected_nonfinite(ref.output, fp64.output) if ref.status == "ok" else None
-            if ref_hit is not None and ref_hit[0] == path:
-                return "pass"
-        if _near_overflow(entry.sample):
-            return Finding(V.SUSPICIOUS, f"nan_inf:{path}", "NaN/Inf on inputs of extreme magnitude (beyond sqrt of "
-                                                            "the dtype's max): float32 overflow of intermediates",
-                           entry, mismatch)
-        again = self._run(self.test, entry.sample)  # type: ignore[arg-type]
-        if again.status != "ok" or unexpected_nonfinite(again.output, fp64.output) is None:
-            return Finding(V.FLAKY, f"nan_inf:{path}", "NaN/Inf did not reproduce on re-run", entry, mismatch)
-        return Finding(V.CONFIRMED, f"nan_inf:{path}", f"{count} NaN/Inf in {path} from finite inputs where the "
-                                                       "float64 result is finite and in range", entry, mismatch)
-
-    def _confirm_value(self, entry: CorpusEntry, ref: Execution, test: Execution, mismatch: Mismatch) -> Finding | str:
-        assert self.target is not None and self.reference is not None and self.test is not None
-        sample, key = entry.sample, f"value:{mismatch.path}"
-        details: dict[str, Any] = {}
-        # 2. Reference deterministic.
-        ref_again = self._run(self.reference, sample)
-        if ref_again.status != "ok" or not compare_outputs(ref.output, ref_again.output).ok:
-            if not self.random_op:
-                # A random op the RNG probe missed: compare again under a reseeded RNG.
-                self.random_op = True
-                return self.evaluate(entry)
-            return Finding(V.SUSPICIOUS, key, "the reference mode is not deterministic on this input", entry, mismatch)
-        # 1. Reproducible.
-        test_again = self._run(self.test, sample)
-        if test_again.status != "ok" or self._compare(ref.output, test_again.output, sample).ok:
-            return Finding(V.FLAKY, key, "the difference did not reproduce on re-run", entry, mismatch)
-        # 4. Worse than the reference against float64.
-        fp64 = self._gauge_free(execute_fp64(self.target, sample, reseed=self.reseed))
-        if fp64.status != "ok":
-            return Finding(V.SUSPICIOUS, key, f"beyond tolerance, but no float64 reference ({fp64.error_text})",
-                           entry, mismatch)
-        ref_leaf = dict(output_leaves(ref.output)).get(mismatch.path)
-        test_leaf = dict(output_leaves(test.output)).get(mismatch.path)
-        fp64_leaf = dict(output_leaves(fp64.output)).get(mismatch.path)
-        if not all(isinstance(x, torch.Tensor) for x in (ref_leaf, test_leaf, fp64_leaf)):
-            return Finding(V.SUSPICIOUS, key, "beyond tolerance on a non-tensor output; fp64 rule not applicable",
-                           entry, mismatch)
-        judgement = judge_leaf(ref_leaf, test_leaf, fp64_leaf, low_dtype=self.test.compute_dtype,
-                               rtol=mismatch.rtol, atol=mismatch.atol)
-        details.update(ref_error_vs_fp64=judgement.ref_error, test_error_vs_fp64=judgement.test_error,
-                       fp64_detail=judgement.detail)
-        if judgement.test_worse is False:
-            self.tally.fp64_accepted += 1
-            return "noise"
-        if judgement.test_worse is None:
-            return Finding(V.SUSPICIOUS, key, f"beyond tolerance, fp64 inconclusive: {judgement.detail}", entry,
-                           mismatch, details)
-        low = self.test.compute_dtype
-        if low is not None and ref_leaf.is_floating_point() and bool(
-                (torch.isfinite(ref_leaf) & (ref_leaf.abs() > torch.finfo(low).max)).any()):
-            # The exact result does not fit the low dtype: Inf/NaN downstream is what IEEE demands.
-            return Finding(V.SUSPICIOUS, key, f"the float32 result exceeds the range of {low}; low-precision "
-                                              "overflow is expected here", entry, mismatch, details)
-        if not math.isfinite(mismatch.max_abs_diff) and not inputs_finite(sample.tree()) and not _drops_nonfinite(
-                ref_leaf, test_leaf):
-            # With NaN/Inf inputs, which non-finite value comes out (NaN from inf*0, or ±inf from
-            # inf*tiny) depends on the order of operations; only a dropped NaN/Inf is clearly a bug.
-            if _drops_nonfinite(test_leaf, ref_leaf):
-                # The float64 run uses the same eager kernel, so it cannot arbitrate here.
-                return Finding(V.SUSPICIOUS, key, f"{self.reference.name} returns finite values where "
-                                                  f"{self.test.name} propagates NaN/Inf from the inputs: possibly a "
-                                                  "lost NaN propagation in the reference kernel", entry, mismatch,
-                               details)
-            return Finding(V.SUSPICIOUS, key, "NaN/Inf mismatch on inputs that contain NaN/Inf (the non-finite "
-                                              "class depends on operation order)", entry, mismatch, details)
-        if _near_overflow(sample):
-            # Beyond sqrt(max), intermediates are so large that another association order overflows
-            # or loses everything to rounding (e.g. x*a + b with a huge scale); maintainers treat such
-            # inputs as out of the practical domain, so the finding stays inconclusive.
-            return Finding(V.SUSPICIOUS, key, "mismatch on inputs of extreme magnitude (beyond sqrt of the dtype's "
-                                              "max): reassociated huge intermediates overflow or round away",
-                           entry, mismatch, details)
-        # Sensitivity: is the input so ill-conditioned that rounding-level changes explain the diff?
-        if math.isfinite(mismatch.max_abs_diff) and mismatch.max_abs_diff > 0:
-            moved = amplification(lambda tree: self.reference.run(self.target, sample.with_tree(tree)),  # type: ignore
-                                  sample.tree(), ref.output, mismatch.path, mismatch.max_abs_diff, self.spec.seed)
-            details["perturbation_shift"] = moved
-            if moved is not None and moved >= AMPLIFICATION_FRACTION * mismatch.max_abs_diff:
-                return Finding(V.SUSPICIOUS, key, f"amplification: a rounding-level input perturbation moves the "
-                                                  f"reference by {moved:.3g}, the observed difference is "
-                                                  f"{mismatch.max_abs_diff:.3g}", entry, mismatch, details)
-        return Finding(V.CONFIRMED, key, f"{self.test.name} differs from {self.reference.name} beyond tolerance "
-                                         f"({mismatch.detail}, max abs diff {mismatch.max_abs_diff:.3g}) and is "
-                                         f"further from float64 (rmse {judgement.test_error:.3g} vs "
-                                         f"{judgement.ref_error:.3g})", entry, mismatch, details)
+        return confirm_value(self, entry, ref, test, comparison.first)
 
     # -- the loop ------------------------------------------------------------------------------
-    def _next_entry(self, corpus: list[CorpusEntry], iteration: int, gen: torch.Generator) -> CorpusEntry | None:
-        if iteration < len(corpus) and corpus[iteration].recipe[1] == () and iteration < len(self.seeds):
-            return corpus[iteration]
+    def _compile_debt(self) -> bool:
+        """Compiling has taken its share of the time: the next input must reuse compiled shapes."""
+        if not self.compiles or not self.compiled_shapes:
+            return False
+        return self.tally.compile_s > COMPILE_SHARE * (time.monotonic() - self._started)
+
+    def _next_entry(self, corpus: list[CorpusEntry], pending_seeds: list[int], iteration: int,
+                    gen: torch.Generator) -> CorpusEntry | None:
+        reuse = self._compile_debt()
+        if pending_seeds and not reuse:
+            index = pending_seeds.pop(0)
+            return corpus[index]
+        parents = list(range(len(corpus)))
+        if reuse:
+            compiled = [i for i in parents if structure_key(corpus[i].sample.tree(), with_shapes=True)
+                        in self.compiled_shapes]
+            parents = compiled or parents
+        weights = self._mutator_weights
+        if reuse and self._value_mutators:
+            weights = torch.zeros_like(weights)
+            weights[self._value_mutators] = self._mutator_weights[self._value_mutators]
         for _attempt in range(64):  # some mutators do not apply to some inputs; only give up on none
-            parent = corpus[self.selector.select(corpus, gen)]
+            view = [corpus[i] for i in parents]
+            parent = view[self.selector.select(view, gen)]
             parent.picked += 1
-            mutator = self.mutators[int(torch.multinomial(self._mutator_weights, 1, generator=gen))]
+            mutator = self.mutators[int(torch.multinomial(weights, 1, generator=gen))]
             step_seed = _int_seed(self.spec.seed, iteration, _attempt)
             child = mutator.mutate(parent.sample, torch.Generator().manual_seed(step_seed))
             if child is not None:
                 child = self.canonical(child)
                 recipe = (parent.recipe[0], parent.recipe[1] + ((mutator.name, step_seed),))
                 return CorpusEntry(child, recipe)
+        if pending_seeds:
+            return corpus[pending_seeds.pop(0)]
         return None
 
     def run(self, *, budget_s: float | None, max_executions: int | None) -> None:
         if max_executions is None and budget_s is None:
             max_executions = DEFAULT_MAX_EXECUTIONS
-        deadline = time.monotonic() + budget_s if budget_s is not None else math.inf
+        self._started = time.monotonic()
+        deadline = self._started + budget_s if budget_s is not None else math.inf
         corpus = [CorpusEntry(s, (i, ())) for i, s in enumerate(self.seeds)]
+        pending_seeds = list(range(len(self.seeds)))
         gen = torch.Generator().manual_seed(_int_seed(self.spec.seed, 7))
         iteration = 0
+        seeds_na = 0
         while True:
             if max_executions is not None and self.tally.executions >= max_executions:
                 self.exit_reason = EXIT_MAX_EXECUTIONS
@@ -441,10 +371,10 @@ class Campaign:
                 self.exit_reason = EXIT_TIME
                 return
             # A mode that applies to none of the seeds will not apply to their mutants either.
-            if iteration == len(self.seeds) and self.tally.not_applicable == len(self.seeds):
+            if not pending_seeds and seeds_na == len(self.seeds):
                 self.exit_reason = EXIT_NOT_APPLICABLE
                 return
-            entry = self._next_entry(corpus, iteration, gen)
+            entry = self._next_entry(corpus, pending_seeds, iteration, gen)
             iteration += 1
             if entry is None:
                 self.exit_reason = EXIT_NO_CORPUS
@@ -469,6 +399,7 @@ class Campaign:
                     self.tally.invalid_input += 1
                 elif outcome == "na":
                     self.tally.not_applicable += 1
+                    seeds_na += int(not entry.recipe[1])
             if self.selector.observe(entry, label, self.last_outputs):
                 corpus.append(entry)
 
@@ -485,3 +416,8 @@ class Campaign:
             return None
         return min(self.findings.values(), key=lambda f: (V.VERDICT_RANK[f.verdict],
                                                           numel_total(f.entry.sample.tree())))
+
+
+def _has_nonfinite(out: Any) -> bool:
+    return any(isinstance(t, torch.Tensor) and (t.is_floating_point() or t.is_complex())
+               and not bool(torch.isfinite(t).all()) for _, t in output_leaves(out))

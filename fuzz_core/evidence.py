@@ -1,9 +1,12 @@
-"""Assemble a finding's evidence: diffs, fp64 errors, saved inputs, backend ablation, torch version and config."""
+"""A harness's evidence as a typed object (stored as JSON through to_dict/from_dict), and the helpers that
+fill it: backend ablation, torch config, input description."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
+from dataclasses import dataclass, field
 from typing import Any
 
 import torch
@@ -18,11 +21,98 @@ from fuzz_core.tensors import tensor_leaves
 ABLATION_BACKENDS = ("compile:eager", "compile:aot_eager", "compile:inductor")
 
 
+@dataclass
+class Evidence:
+    """What a verdict rests on. Every field is JSON-ready; `extra` holds check-specific details.
+
+    to_dict() is flat (the keys reports and review pages read: max_abs_diff, tolerance, backend_ablation,
+    first_divergent_op, backend_bisection, ...) and leaves out fields that were never set.
+    """
+
+    torch_version: str = ""
+    config: dict[str, Any] = field(default_factory=dict)
+    modes: list[str] = field(default_factory=list)
+    dtype: str = ""
+    # the campaign
+    input_source: str | None = None
+    random_op: bool | None = None
+    seeds: int | None = None
+    passed: int | None = None
+    invalid_inputs: int | None = None
+    not_applicable_inputs: int | None = None
+    fp64_accepted: int | None = None
+    rounding_accepted: int | None = None
+    notes: list[str] | None = None
+    # throughput and the signals the adaptive budget reads
+    compile_s: float | None = None
+    execute_s: float | None = None
+    compiles: int | None = None
+    closeness: float | None = None
+    nonfinite_outputs: int | None = None
+    coverage: dict[str, Any] | None = None
+    instrument: str | None = None
+    # the mismatch
+    location: str | None = None
+    mismatch_kind: str | None = None
+    detail: str | None = None
+    max_abs_diff: Any = None
+    max_rel_diff: Any = None
+    mismatch_count: int | None = None
+    first_index: list[int] | None = None
+    tolerance: dict[str, float] | None = None
+    ref_error_vs_fp64: Any = None
+    test_error_vs_fp64: Any = None
+    fp64_detail: str | None = None
+    # the input and where the divergence starts
+    input: dict[str, Any] | None = None
+    recipe: dict[str, Any] | None = None
+    backend_ablation: dict[str, str] | None = None
+    first_divergent_op: dict[str, Any] | None = None
+    backend_bisection: dict[str, Any] | None = None
+    instrumentation: dict[str, Any] | None = None
+    localisation_error: str | None = None
+    # artifacts
+    inputs_path: str | None = None
+    repro_path: str | None = None
+    harness_path: str | None = None
+    repro_skipped: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def update(self, values: dict[str, Any]) -> None:
+        """Set known fields by name; anything else goes to `extra`."""
+        known = _FIELDS
+        for key, value in values.items():
+            if key in known and key != "extra":
+                setattr(self, key, value)
+            else:
+                self.extra[key] = value
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for f in dataclasses.fields(self):
+            if f.name == "extra":
+                continue
+            value = getattr(self, f.name)
+            if value is not None:
+                out[f.name] = json_number(value)
+        out.update({k: json_number(v) for k, v in self.extra.items() if k not in out})
+        return out
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Evidence:
+        evidence = cls()
+        evidence.update(dict(data))
+        return evidence
+
+
 def json_number(value: Any) -> Any:
     """JSON has no inf/nan: write them as strings."""
     if isinstance(value, float) and not math.isfinite(value):
         return str(value)
     return value
+
+
+_FIELDS = {f.name for f in dataclasses.fields(Evidence)}
 
 
 def backend_ablation(target: Target, sample: Sample, options: dict[str, Any], reseed: int | None,

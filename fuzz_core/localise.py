@@ -22,10 +22,7 @@ from torch import nn
 from fuzz_core.instrument.modules import ModuleRecorder
 from fuzz_core.instrument.ops import OpRecord, OpRecorder
 from fuzz_core.instrument.stats import flat_tensors
-from fuzz_core.oracles.tolerance import DTYPE_PRECISIONS
-
-# torch.testing.assert_close defaults (rtol, atol); the looser of the two sides applies.
-_TOLERANCES = DTYPE_PRECISIONS
+from fuzz_core.oracles.tolerance import tolerance_for
 
 BACKEND_STAGES: dict[str, str] = {
     "eager": "Dynamo graph capture (bytecode → FX graph)",
@@ -51,12 +48,6 @@ class Divergence:
         return {"level": self.level, "index": self.index, "name": self.name,
                 "module_type": self.module_type, "max_abs_diff": self.max_abs_diff,
                 "max_rel_diff": self.max_rel_diff, "introduced": self.introduced}
-
-
-def tolerance_for(*dtypes: torch.dtype) -> tuple[float, float]:
-    """The loosest default tolerance among the given dtypes."""
-    tols = [_TOLERANCES.get(d, (0.0, 0.0)) for d in dtypes]
-    return max(t[0] for t in tols), max(t[1] for t in tols)
 
 
 def _as_float(t: torch.Tensor) -> torch.Tensor:

@@ -18,7 +18,7 @@ import torch
 from fuzz_core import saved_inputs
 from fuzz_core.modes.base import Mode
 from fuzz_core.oracles.compare import LOW_PRECISION_ULPS
-from fuzz_core.oracles.tolerance import SAME_TOL
+from fuzz_core.oracles.tolerance import DTYPE_PRECISIONS, SAME_TOL
 from fuzz_core.inputs import Sample
 from fuzz_core.repro_text import checked_name, comment_lines, literal_source, one_line
 from fuzz_core.saved_inputs import INPUTS_FORMAT, UnsavableInput, save_inputs
@@ -300,8 +300,7 @@ COMPARES_DTYPE = {literal_source(bool(test.compares_dtype))}
 INDEX_OUTPUT = {literal_source(bool(target.returns_indices))}
 SIGN_AMBIGUOUS = {literal_source(bool(target.sign_ambiguous))}
 LOW_PRECISION_ULPS = {literal_source(LOW_PRECISION_ULPS)}
-TOLERANCE = {{torch.float16: (1e-3, 1e-5), torch.bfloat16: (1.6e-2, 1e-5), torch.float32: (1.3e-6, 1e-5),
-             torch.float64: (1e-7, 1e-7)}}
+TOLERANCE = {literal_source(DTYPE_PRECISIONS)}
 SAME_TOL = {{{", ".join(f"{k}: {literal_source(v)}" for k, v in SAME_TOL.items())}}}
 
 '''

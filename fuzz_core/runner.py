@@ -13,7 +13,7 @@ import torch
 
 from fuzz_core import result as V
 from fuzz_core.campaign import Campaign, Finding, HarnessBroken
-from fuzz_core.evidence import backend_ablation, config_flags, describe_sample, json_number
+from fuzz_core.evidence import Evidence, backend_ablation, config_flags, describe_sample
 from fuzz_core.inputs import NoInputs, Sample
 from fuzz_core.modes import NotApplicable
 from fuzz_core.mutators import CorpusSelector, Mutator
@@ -28,23 +28,60 @@ def signature_for(spec: HarnessSpec, location: str) -> str:
     return f"{spec.api}|{spec.reference_mode}->{spec.test_mode}|{kind}|{location}"
 
 
-def _base_evidence(spec: HarnessSpec, campaign: Campaign | None) -> dict[str, Any]:
-    evidence: dict[str, Any] = {
-        "torch_version": torch.__version__,
-        "config": config_flags(),
-        "modes": [spec.reference_mode, spec.test_mode],
-        "dtype": spec.dtype,
-    }
+DEFAULT_INSTRUMENT = "op"  # pipeline harnesses: op-level coverage while fuzzing, localisation on a finding
+
+
+def _base_evidence(spec: HarnessSpec, campaign: Campaign | None) -> Evidence:
+    evidence = Evidence(torch_version=torch.__version__, config=config_flags(),
+                        modes=[spec.reference_mode, spec.test_mode], dtype=spec.dtype)
     if campaign is not None:
         tally = campaign.tally
-        evidence.update(
+        evidence.update(dict(
             input_source=campaign.source, random_op=campaign.random_op, seeds=len(campaign.seeds),
             passed=tally.passed, invalid_inputs=tally.invalid_input, not_applicable_inputs=tally.not_applicable,
-            fp64_accepted=tally.fp64_accepted, notes=sorted(tally.notes)[:10],
-        )
+            fp64_accepted=tally.fp64_accepted, rounding_accepted=tally.rounding_accepted,
+            notes=sorted(tally.notes)[:10], compile_s=round(tally.compile_s, 3), execute_s=round(tally.execute_s, 3),
+            compiles=tally.compiles, closeness=round(tally.closeness, 4), nonfinite_outputs=tally.nonfinite_outputs,
+            instrument=campaign.instrument,
+        ))
+        stats = getattr(campaign.selector, "stats", None)
+        if callable(stats):
+            evidence.coverage = stats()
         if campaign.test is not None:
-            evidence["config"].update({f"mode.{k}": v for k, v in campaign.test.config().items()})
+            evidence.config.update({f"mode.{k}": v for k, v in campaign.test.config().items()})
     return evidence
+
+
+def localisation_evidence(campaign: Campaign, sample: Sample) -> dict[str, Any]:
+    """Where the divergence starts: first diverging ATen op, or for compile the backend bisection; at
+    module/kernel level also the recorder's trace of the test mode. Failure is recorded, never raised."""
+    from fuzz_core.instrument.levels import run_instrumented
+    from fuzz_core.localise import localise_modes
+    from fuzz_core.modes.base import bound_callable
+    from fuzz_core.tensors import clone_tree
+
+    assert campaign.target is not None and campaign.reference is not None and campaign.test is not None
+    out: dict[str, Any] = {}
+    try:
+        out.update(localise_modes(campaign.reference, campaign.test, campaign.target, sample))
+    except Exception as exc:  # localisation is evidence, not a verdict: say why it is missing
+        out["localisation_error"] = f"{type(exc).__name__}: {str(exc)[:300]}"
+    if campaign.instrument in ("module", "kernel"):
+        target, test = campaign.target, campaign.test
+        model = bound_callable(target, sample) if target.is_module_class else None
+
+        def run_test() -> Any:
+            args, kwargs = clone_tree(sample.tree())
+            with torch.no_grad():
+                return test.run(target, Sample(tuple(args), dict(kwargs), sample.ctor, sample.origin))
+
+        try:
+            _, report = run_instrumented(run_test, (), campaign.instrument,
+                                         model if isinstance(model, torch.nn.Module) else None)
+            out["instrumentation"] = report.to_dict(max_records=50)
+        except Exception as exc:
+            out["instrumentation"] = {"level": campaign.instrument, "error": f"{type(exc).__name__}: {exc}"[:300]}
+    return out
 
 
 def _write_artifacts(spec: HarnessSpec, campaign: Campaign, sample: Sample, workdir: Path, summary: str,
@@ -76,24 +113,26 @@ def result_for_finding(spec: HarnessSpec, campaign: Campaign, finding: Finding, 
     mismatch = finding.mismatch
     location = finding.key
     if mismatch is not None:
-        evidence.update(
+        evidence.update(dict(
             location=mismatch.path, mismatch_kind=mismatch.kind, detail=mismatch.detail,
-            max_abs_diff=json_number(mismatch.max_abs_diff), max_rel_diff=json_number(mismatch.max_rel_diff),
+            max_abs_diff=mismatch.max_abs_diff, max_rel_diff=mismatch.max_rel_diff,
             mismatch_count=mismatch.mismatch_count, first_index=mismatch.first_index,
             tolerance={"rtol": mismatch.rtol, "atol": mismatch.atol},
-        )
-    evidence.update({k: json_number(v) for k, v in finding.details.items()})
-    evidence["input"] = describe_sample(finding.entry.sample)
-    evidence["recipe"] = {"seed_index": finding.entry.recipe[0], "steps": [list(s) for s in finding.entry.recipe[1]]}
+        ))
+    evidence.update(finding.details)
+    evidence.input = describe_sample(finding.entry.sample)
+    evidence.recipe = {"seed_index": finding.entry.recipe[0], "steps": [list(s) for s in finding.entry.recipe[1]]}
     if finding.verdict == V.CONFIRMED and spec.test_mode.startswith("compile:") and campaign.target is not None:
-        evidence["backend_ablation"] = backend_ablation(campaign.target, finding.entry.sample, spec.mode_options,
-                                                        campaign.reseed, spec.test_mode)
+        evidence.backend_ablation = backend_ablation(campaign.target, finding.entry.sample, spec.mode_options,
+                                                     campaign.reseed, spec.test_mode)
+    if finding.verdict == V.CONFIRMED and campaign.instrument != "none":
+        evidence.update(localisation_evidence(campaign, finding.entry.sample))
     signature = signature_for(spec, location)
     artifacts = _write_artifacts(spec, campaign, finding.entry.sample, workdir, finding.reason, signature)
     repro = artifacts.pop("repro")
     evidence.update(artifacts)
-    return HarnessResult(finding.verdict, finding.reason, campaign.tally.executions, elapsed, evidence, repro,
-                         signature, spec.spec_id, campaign.exit_reason)
+    return HarnessResult(finding.verdict, finding.reason, campaign.tally.executions, elapsed, evidence.to_dict(),
+                         repro, signature, spec.spec_id, campaign.exit_reason)
 
 
 def run_harness(spec: HarnessSpec, *, budget_s: float | None = None, max_executions: int | None = None,
@@ -101,24 +140,32 @@ def run_harness(spec: HarnessSpec, *, budget_s: float | None = None, max_executi
                 progress: Callable[[dict[str, Any]], None] | None = None,
                 campaign_hook: Callable[[Campaign], None] | None = None,
                 selector: CorpusSelector | None = None,
-                mutators: Sequence[Mutator] | None = None) -> HarnessResult:
+                mutators: Sequence[Mutator] | None = None, instrument: str = DEFAULT_INSTRUMENT) -> HarnessResult:
     """Fuzz one harness in this process and return its verdict with evidence (never raises for target bugs).
 
-    `selector` and `mutators` are the plug-in seams (coverage guidance plugs a CorpusSelector in here).
+    `selector` and `mutators` are the plug-in seams; without a selector the harness is coverage-guided
+    (CoverageSelector: output features, plus op-level coverage at instrument level op or kernel).
+    `instrument` (none|module|op|kernel) also decides the localisation a confirmed finding carries.
     """
+    from fuzz_core.cgf.selector import CoverageSelector
+    from fuzz_core.instrument.levels import check_level
+
+    check_level(instrument)
     start = time.monotonic()
     budget_s = budget_s if budget_s is not None else spec.budget_s
     max_executions = max_executions if max_executions is not None else spec.max_executions
     work = Path(workdir) if workdir is not None else Path(tempfile.mkdtemp(prefix="transfuzz_"))
     work.mkdir(parents=True, exist_ok=True)
-    campaign = Campaign(spec, progress=progress, selector=selector, mutators=mutators)
+    campaign = Campaign(spec, progress=progress, selector=selector if selector is not None else CoverageSelector(),
+                        mutators=mutators, instrument=instrument)
     if campaign_hook is not None:
         campaign_hook(campaign)
 
     def done(verdict: str, reason: str, **extra: Any) -> HarnessResult:
         evidence = _base_evidence(spec, campaign if campaign.target is not None else None)
         evidence.update(extra)
-        return HarnessResult(verdict, reason, campaign.tally.executions, time.monotonic() - start, evidence, "",
+        return HarnessResult(verdict, reason, campaign.tally.executions, time.monotonic() - start,
+                             evidence.to_dict(), "",
                              signature_for(spec, verdict), spec.spec_id, campaign.exit_reason or verdict)
 
     try:
@@ -143,6 +190,8 @@ def run_harness(spec: HarnessSpec, *, budget_s: float | None = None, max_executi
         reason = f"{tally.passed} inputs agree"
         if tally.fp64_accepted:
             reason += f" ({tally.fp64_accepted} beyond tolerance but no further from float64 than the reference)"
+        if tally.rounding_accepted:
+            reason += f" ({tally.rounding_accepted} within the op's low-precision rounding allowance)"
         return done(V.PASSED, reason)
     if tally.not_applicable:
         reasons = sorted(set(tally.na_reasons))
@@ -162,5 +211,5 @@ def replay_input(spec: HarnessSpec, recipe: dict[str, Any], workdir: str | os.Pa
     work = Path(workdir)
     work.mkdir(parents=True, exist_ok=True)
     signature = signature_for(spec, "crash")
-    inputs_path, repro = _write_artifacts(spec, campaign, sample, work, "the worker died on this input", signature)
-    return {"inputs_path": inputs_path, "repro": repro, "input": describe_sample(sample)}
+    artifacts = _write_artifacts(spec, campaign, sample, work, "the worker died on this input", signature)
+    return {**artifacts, "input": describe_sample(sample)}

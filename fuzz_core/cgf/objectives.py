@@ -10,6 +10,7 @@ import numpy as np
 import torch
 
 from fuzz_core.instrument.stats import flat_tensors
+from fuzz_core.oracles.tolerance import DTYPE_PRECISIONS
 
 
 @dataclass
@@ -59,13 +60,8 @@ def _as_float(t: torch.Tensor) -> torch.Tensor:
     return (t.dequantize() if t.is_quantized else t).detach().to(torch.float64).cpu()
 
 
-# torch.testing.assert_close defaults per dtype (rtol, atol).
-DEFAULT_TOLERANCES: dict[torch.dtype, tuple[float, float]] = {
-    torch.float16: (1e-3, 1e-5),
-    torch.bfloat16: (1.6e-2, 1e-5),
-    torch.float32: (1.3e-6, 1e-5),
-    torch.float64: (1e-7, 1e-7),
-}
+# torch.testing.assert_close defaults per dtype (rtol, atol): the engine's one tolerance table.
+DEFAULT_TOLERANCES = DTYPE_PRECISIONS
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,9 @@ def configure_dynamo() -> None:
 
     # Random ops must draw the same numbers as eager, or every random op is a false alarm.
     inductor_config.fallback_random = True
+    # Compile once, run many: after the first recompilation for a new size, dynamo marks the sizes that
+    # changed dynamic (automatic dynamic shapes), so later shape mutations reuse one dynamic graph.
+    dynamo_config.automatic_dynamic_shapes = True
     # Each structure gets its own code object, but shapes of one structure still recompile; a silent
     # fall-back to eager after the limit would hide bugs, so allow many.
     dynamo_config.recompile_limit = 64
@@ -47,6 +50,10 @@ def _fresh_wrapper(fn: Any, rebuild: Any) -> Any:
 
 
 class CompileMode(Mode):
+    # Compilations (first calls and recompilations) this mode has triggered: the campaign books the
+    # time of a call that compiled as compile time, apart from execution time.
+    compiles = 0
+
     @property
     def backend(self) -> str:
         return self.name.split(":", 1)[1]
@@ -69,7 +76,14 @@ class CompileMode(Mode):
             kwargs = {k: self.options[k] for k in COMPILE_OPTIONS if k in self.options}
             compiled = torch.compile(_fresh_wrapper(fn, rebuild), backend=self.backend, **kwargs)
             _COMPILED[key] = compiled
-        return compiled(*tensors)
+        from torch._dynamo.utils import counters
+
+        frames = counters["frames"]["total"]
+        try:
+            return compiled(*tensors)
+        finally:
+            if counters["frames"]["total"] != frames:
+                self.compiles += 1
 
     def config(self) -> dict[str, Any]:
         import torch._inductor.config as inductor_config

@@ -8,11 +8,11 @@ from typing import Any
 
 import torch
 
-from fuzz_core.oracles.tolerance import tolerance_for
+from fuzz_core.oracles.tolerance import LOW_PRECISION_ULPS, tolerance_for
 from fuzz_core.tensors import output_leaves
 
 
-LOW_PRECISION_ULPS = 4
+__all__ = ["LOW_PRECISION_ULPS", "Mismatch", "Comparison", "compare_outputs", "compare_tensors", "has_ties"]
 
 
 @dataclass
@@ -35,6 +35,9 @@ class Mismatch:
 class Comparison:
     mismatches: list[Mismatch] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    # Largest |test - ref| / (atol + rtol |ref|) over finite positions: how close a pass came to failing
+    # (the adaptive budget gives more time to harnesses whose differences approach the tolerance).
+    closeness: float = 0.0
 
     @property
     def ok(self) -> bool:
@@ -61,7 +64,9 @@ def has_ties(inputs: list[torch.Tensor]) -> bool:
 
 
 def compare_tensors(ref: torch.Tensor, test: torch.Tensor, path: str, *, low_dtype: torch.dtype | None,
-                    compares_dtype: bool) -> Mismatch | None:
+                    compares_dtype: bool, ulps: int = LOW_PRECISION_ULPS,
+                    closeness: list[float] | None = None) -> Mismatch | None:
+    """The leaf's mismatch or None; `closeness` (a one-element list) is raised to this leaf's closeness."""
     if ref.layout != torch.strided or test.layout != torch.strided:
         if ref.layout != test.layout:
             return Mismatch("dtype", path, f"layout {ref.layout} vs {test.layout}")
@@ -88,14 +93,19 @@ def compare_tensors(ref: torch.Tensor, test: torch.Tensor, path: str, *, low_dty
         both_nan = r.isnan() & t.isnan()
         equal = (r == t) | both_nan  # equal infinities pass here
         diff = (t - r).abs()
-        close = equal | (diff <= atol + rtol * r.abs())
+        allowed = atol + rtol * r.abs()
+        close = equal | (diff <= allowed)
+        if closeness is not None:
+            finite = torch.isfinite(diff) & ~equal
+            if bool(finite.any()):
+                closeness[0] = max(closeness[0], float((diff[finite] / allowed[finite]).max()))
         if low_dtype is not None and ref.dtype in (torch.float16, torch.bfloat16):
             # A few ulps of the low dtype are rounding, not a bug (false_alarms.md: fp16/bf16 one-ulp
-            # differences). Composite ops round after every step in low precision, so allow
-            # LOW_PRECISION_ULPS; accumulation in the low dtype or overflow is orders of magnitude more.
+            # differences). Composite ops round after every step in low precision, so allow `ulps`
+            # (oracles/tolerance.py); accumulation in the low dtype or overflow is orders of magnitude more.
             mag = torch.maximum(ref.abs(), test.abs())
             ulp = (torch.nextafter(mag, torch.full_like(mag, float("inf"))) - mag).double()
-            close = close | (diff <= LOW_PRECISION_ULPS * ulp)
+            close = close | (diff <= ulps * ulp)
         bad = ~close
     else:
         diff = (test.to(torch.int64) - ref.to(torch.int64)).abs().double() if ref.dtype != torch.bool else (
@@ -120,9 +130,11 @@ def compare_tensors(ref: torch.Tensor, test: torch.Tensor, path: str, *, low_dty
 
 
 def compare_outputs(ref_out: Any, test_out: Any, *, low_dtype: torch.dtype | None = None, compares_dtype: bool = True,
-                    returns_indices: bool = False, inputs: list[torch.Tensor] | None = None) -> Comparison:
+                    returns_indices: bool = False, inputs: list[torch.Tensor] | None = None,
+                    ulps: int = LOW_PRECISION_ULPS) -> Comparison:
     """All leaf-level differences between two outputs of the same call."""
     result = Comparison()
+    closeness = [0.0]
     ref_leaves, test_leaves = output_leaves(ref_out), output_leaves(test_out)
     if [p for p, _ in ref_leaves] != [p for p, _ in test_leaves]:
         result.mismatches.append(Mismatch("structure", "out", f"output structure {[p for p, _ in ref_leaves]} vs "
@@ -137,7 +149,8 @@ def compare_outputs(ref_out: Any, test_out: Any, *, low_dtype: torch.dtype | Non
                 if ties:
                     result.notes.append(f"{path}: index output not compared (ties in the input)")
                     continue
-            mismatch = compare_tensors(ref, test, path, low_dtype=low_dtype, compares_dtype=compares_dtype)
+            mismatch = compare_tensors(ref, test, path, low_dtype=low_dtype, compares_dtype=compares_dtype,
+                                       ulps=ulps, closeness=closeness)
         elif isinstance(ref, torch.Tensor) or isinstance(test, torch.Tensor):
             mismatch = Mismatch("structure", path, f"{type(ref).__name__} vs {type(test).__name__}")
         elif isinstance(ref, float) and isinstance(test, float):
@@ -148,4 +161,5 @@ def compare_outputs(ref_out: Any, test_out: Any, *, low_dtype: torch.dtype | Non
             mismatch = None if ref == test else Mismatch("value", path, f"{ref!r} vs {test!r}", mismatch_count=1)
         if mismatch is not None:
             result.mismatches.append(mismatch)
+    result.closeness = closeness[0]
     return result

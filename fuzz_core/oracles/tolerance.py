@@ -1,4 +1,6 @@
-"""Per-dtype default tolerances (as torch.testing.assert_close) and the tolerance of the fp64 rule."""
+"""The one tolerance table: per-dtype defaults (as torch.testing.assert_close), the fp64 rule's tolerance and
+the low-precision rounding allowance. The engine, localisation, the CGF objectives and the repro template all
+read these names, so a tolerance changes in one place."""
 
 from __future__ import annotations
 
@@ -34,3 +36,17 @@ def tolerance_for(*dtypes: torch.dtype) -> tuple[float, float]:
 
 def same_tol(dtype: torch.dtype) -> float:
     return SAME_TOL.get(dtype, 1e-4)
+
+
+# A few ulps of the low dtype are rounding, not a bug (false_alarms.md: fp16/bf16 one-ulp differences).
+# Every comparison during fuzzing allows this many; the confirmation step then widens the allowance
+# by the op's composite depth (rounding_allowance_ulps).
+LOW_PRECISION_ULPS = 4
+# A composite op rounds after each of its steps in low precision: its allowance grows with the number of
+# rounding steps, up to this cap (accumulating in the low dtype or overflowing is orders of magnitude more).
+MAX_ROUNDING_ULPS = 16
+
+
+def rounding_allowance_ulps(depth: int) -> int:
+    """Low-precision ulps that ordinary rounding explains for an op that rounds `depth` times in a row."""
+    return max(LOW_PRECISION_ULPS, min(MAX_ROUNDING_ULPS, depth))

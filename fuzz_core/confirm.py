@@ -1,0 +1,360 @@
+"""The confirmation checks (DESIGN.md's five, plus rounding depth and overflow edge), one named function each.
+
+A difference the engine found becomes a Finding only through these checks. Each check either passes
+the candidate on (None), rules it out ("noise": ordinary rounding or fp64 says the test mode is not
+worse), or decides it (a Finding). A check that raises never confirms: `run_checks` turns any
+exception into `suspicious` naming the check and the error (a skipped check must not confirm).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import torch
+
+from fuzz_core import result as V
+from fuzz_core.execution import Execution, execute_fp64
+from fuzz_core.inputs import Sample
+from fuzz_core.mutators import CorpusEntry
+from fuzz_core.oracles import (
+    amplification,
+    compare_outputs,
+    inputs_finite,
+    judge_leaf,
+    perturbation_overflows,
+    unexpected_nonfinite,
+)
+from fuzz_core.oracles.compare import Mismatch
+from fuzz_core.oracles.tolerance import rounding_allowance_ulps
+from fuzz_core.tensors import output_leaves, tensor_leaves
+
+if TYPE_CHECKING:
+    from fuzz_core.campaign import Campaign
+
+# A perturbation at rounding level that moves the reference by this fraction of the observed
+# difference means the input is ill-conditioned: the difference is amplification, not a bug.
+AMPLIFICATION_FRACTION = 0.5
+
+
+@dataclass
+class Finding:
+    """A failure found on one input, after the confirmation checks."""
+
+    verdict: str
+    key: str
+    reason: str
+    entry: CorpusEntry
+    mismatch: Mismatch | None = None
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+Outcome = Finding | str | None  # None: this check passes the candidate on to the next
+
+
+@dataclass
+class ValueCase:
+    """What the value checks share: the input, both outputs, the mismatch and the fp64 judgement so far."""
+
+    entry: CorpusEntry
+    ref: Execution
+    test: Execution
+    mismatch: Mismatch
+    details: dict[str, Any] = field(default_factory=dict)
+    ref_leaf: torch.Tensor | None = None
+    test_leaf: torch.Tensor | None = None
+    fp64_leaf: torch.Tensor | None = None
+    fp64_out: Any = None
+
+    @property
+    def sample(self) -> Sample:
+        return self.entry.sample
+
+    @property
+    def key(self) -> str:
+        return f"value:{self.mismatch.path}"
+
+    def finding(self, verdict: str, reason: str) -> Finding:
+        return Finding(verdict, self.key, reason, self.entry, self.mismatch, self.details)
+
+
+def near_overflow(sample: Sample) -> bool:
+    """Some floating input is beyond sqrt(max) of its dtype: a product of two such values overflows."""
+    for t in tensor_leaves(sample.tree()):
+        if t.is_floating_point() and t.numel():
+            finite = t[torch.isfinite(t)]
+            if finite.numel() and float(finite.abs().max()) > math.sqrt(torch.finfo(t.dtype).max):
+                return True
+    return False
+
+
+def drops_nonfinite(ref: torch.Tensor, test: torch.Tensor) -> bool:
+    """The test output is finite somewhere the reference is NaN/Inf (lost propagation)."""
+    if not (ref.is_floating_point() and test.is_floating_point()) or ref.shape != test.shape:
+        return False
+    return bool((~torch.isfinite(ref) & torch.isfinite(test)).any())
+
+
+def test_only_infinity(ref: torch.Tensor, test: torch.Tensor, fp64: torch.Tensor) -> torch.Tensor:
+    """Positions where only the test mode is non-finite while the true (fp64) result is finite and
+    representable in the output dtype: overflow the math does not demand."""
+    if not (ref.is_floating_point() and test.is_floating_point() and fp64.is_floating_point()) or not (
+            ref.shape == test.shape == fp64.shape):
+        return torch.zeros((), dtype=torch.bool)
+    limit = torch.finfo(test.dtype).max
+    return ~torch.isfinite(test) & torch.isfinite(ref) & torch.isfinite(fp64) & (fp64.double().abs() <= limit)
+
+
+def run_checks(checks: list[Callable[[Campaign, ValueCase], Outcome]], h: Campaign, case: ValueCase) -> Finding | str:
+    """Run the checks in order; the first decision wins; an exception in any check is `suspicious`."""
+    for check in checks:
+        try:
+            outcome = check(h, case)
+        except Exception as exc:  # noqa: BLE001 - a failed check must never let a finding through
+            case.details["failed_check"] = check.__name__
+            return case.finding(V.SUSPICIOUS, f"confirmation check {check.__name__} could not run "
+                                              f"({type(exc).__name__}: {str(exc)[:200]}); not confirmed")
+        if outcome is not None:
+            return outcome
+    return confirmed_value(h, case)
+
+
+# -- value checks, in order ------------------------------------------------------------------------
+def check_reference_deterministic(h: Campaign, case: ValueCase) -> Outcome:
+    """2. The reference gives the same output twice (else a random op the RNG probe missed, or noise)."""
+    again = h.run_mode(h.reference, case.sample)
+    if again.status == "ok" and compare_outputs(case.ref.output, again.output).ok:
+        return None
+    if not h.random_op:
+        h.random_op = True  # compare again under a reseeded RNG
+        return h.evaluate(case.entry)
+    return case.finding(V.SUSPICIOUS, "the reference mode is not deterministic on this input")
+
+
+def check_reproducible(h: Campaign, case: ValueCase) -> Outcome:
+    """1. The test mode's difference reproduces on a re-run."""
+    again = h.run_mode(h.test, case.sample)
+    if again.status != "ok" or h.compare(case.ref.output, again.output, case.sample).ok:
+        return case.finding(V.FLAKY, "the difference did not reproduce on re-run")
+    return None
+
+
+def check_fp64(h: Campaign, case: ValueCase) -> Outcome:
+    """4. The test mode is further from the float64 result than the reference (PyTorch's own rule)."""
+    assert h.target is not None and h.test is not None
+    fp64 = h.gauge_free(execute_fp64(h.target, case.sample, reseed=h.reseed))
+    if fp64.status != "ok":
+        return case.finding(V.SUSPICIOUS, f"beyond tolerance, but no float64 reference ({fp64.error_text})")
+    path = case.mismatch.path
+    case.ref_leaf = dict(output_leaves(case.ref.output)).get(path)
+    case.test_leaf = dict(output_leaves(case.test.output)).get(path)
+    case.fp64_leaf = dict(output_leaves(fp64.output)).get(path)
+    case.fp64_out = fp64.output
+    if not all(isinstance(x, torch.Tensor) for x in (case.ref_leaf, case.test_leaf, case.fp64_leaf)):
+        return case.finding(V.SUSPICIOUS, "beyond tolerance on a non-tensor output; fp64 rule not applicable")
+    judgement = judge_leaf(case.ref_leaf, case.test_leaf, case.fp64_leaf, low_dtype=h.test.compute_dtype,
+                           rtol=case.mismatch.rtol, atol=case.mismatch.atol)
+    case.details.update(ref_error_vs_fp64=judgement.ref_error, test_error_vs_fp64=judgement.test_error,
+                        fp64_detail=judgement.detail)
+    if judgement.test_worse is False:
+        h.tally.fp64_accepted += 1
+        return "noise"
+    if judgement.test_worse is None:
+        return case.finding(V.SUSPICIOUS, f"beyond tolerance, fp64 inconclusive: {judgement.detail}")
+    return None
+
+
+def check_low_precision_range(h: Campaign, case: ValueCase) -> Outcome:
+    """The exact result does not fit the low dtype: Inf/NaN downstream is what IEEE demands."""
+    low, ref_leaf = h.test.compute_dtype if h.test else None, case.ref_leaf
+    assert ref_leaf is not None
+    if low is not None and ref_leaf.is_floating_point() and bool(
+            (torch.isfinite(ref_leaf) & (ref_leaf.abs() > torch.finfo(low).max)).any()):
+        return case.finding(V.SUSPICIOUS, f"the float32 result exceeds the range of {low}; low-precision "
+                                          "overflow is expected here")
+    return None
+
+
+def check_rounding_depth(h: Campaign, case: ValueCase) -> Outcome:
+    """Low precision: a difference within the op's composite-depth allowance of ulps is ordinary rounding."""
+    assert h.test is not None and case.ref_leaf is not None and case.test_leaf is not None
+    low = h.test.compute_dtype
+    if low is None or low not in (torch.float16, torch.bfloat16) or not math.isfinite(case.mismatch.max_abs_diff):
+        return None
+    depth = h.composite_depth(case.sample)
+    ulps = rounding_allowance_ulps(depth)
+    case.details.update(composite_depth=depth, rounding_allowance_ulps=ulps)
+    again = compare_outputs(case.ref.output, case.test.output, low_dtype=low, compares_dtype=h.test.compares_dtype,
+                            returns_indices=h.target.returns_indices if h.target else False,
+                            inputs=tensor_leaves(case.sample.tree()), ulps=ulps)
+    if not any(m.path == case.mismatch.path for m in again.mismatches):
+        h.tally.rounding_accepted += 1
+        return "noise"
+    return None
+
+
+def check_nonfinite_inputs(h: Campaign, case: ValueCase) -> Outcome:
+    """With NaN/Inf inputs the non-finite class depends on operation order; only a dropped NaN/Inf counts."""
+    ref_leaf, test_leaf = case.ref_leaf, case.test_leaf
+    assert ref_leaf is not None and test_leaf is not None and h.reference is not None and h.test is not None
+    if math.isfinite(case.mismatch.max_abs_diff) or inputs_finite(case.sample.tree()) or drops_nonfinite(
+            ref_leaf, test_leaf):
+        return None
+    if drops_nonfinite(test_leaf, ref_leaf):
+        # The float64 run uses the same eager kernel, so it cannot arbitrate here.
+        return case.finding(V.SUSPICIOUS, f"{h.reference.name} returns finite values where {h.test.name} "
+                                          "propagates NaN/Inf from the inputs: possibly a lost NaN propagation "
+                                          "in the reference kernel")
+    return case.finding(V.SUSPICIOUS, "NaN/Inf mismatch on inputs that contain NaN/Inf (the non-finite class "
+                                      "depends on operation order)")
+
+
+def check_extreme_magnitude(h: Campaign, case: ValueCase) -> Outcome:
+    """Beyond sqrt(max), reassociated huge intermediates overflow or round away: inconclusive — unless the
+    test mode alone turns a finite, representable true result into an infinity (then only amplification,
+    checked next, may rule it out)."""
+    if not near_overflow(case.sample):
+        return None
+    assert case.ref_leaf is not None and case.test_leaf is not None and case.fp64_leaf is not None
+    only_test = test_only_infinity(case.ref_leaf, case.test_leaf, case.fp64_leaf)
+    if bool(only_test.any()):
+        case.details["test_only_infinities"] = int(only_test.sum())
+        return None
+    return case.finding(V.SUSPICIOUS, "mismatch on inputs of extreme magnitude (beyond sqrt of the dtype's max): "
+                                      "reassociated huge intermediates overflow or round away")
+
+
+def check_amplification(h: Campaign, case: ValueCase) -> Outcome:
+    """Sensitivity: is the input so ill-conditioned that rounding-level changes explain the difference?"""
+    assert h.reference is not None and h.target is not None and case.test_leaf is not None
+    sample, mismatch = case.sample, case.mismatch
+
+    def run_reference(tree: Any) -> Any:
+        return h.reference.run(h.target, sample.with_tree(tree))  # type: ignore[union-attr]
+
+    if math.isfinite(mismatch.max_abs_diff):
+        if mismatch.max_abs_diff <= 0:
+            return None
+        moved = amplification(run_reference, sample.tree(), case.ref.output, mismatch.path, mismatch.max_abs_diff,
+                              h.spec.seed)
+        case.details["perturbation_shift"] = moved
+        if moved is not None and moved >= AMPLIFICATION_FRACTION * mismatch.max_abs_diff:
+            return case.finding(V.SUSPICIOUS, f"amplification: a rounding-level input perturbation moves the "
+                                              f"reference by {moved:.3g}, the observed difference is "
+                                              f"{mismatch.max_abs_diff:.3g}")
+        return None
+    assert case.ref_leaf is not None and case.fp64_leaf is not None
+    only_test = test_only_infinity(case.ref_leaf, case.test_leaf, case.fp64_leaf)
+    if bool(only_test.any()):
+        overflows = perturbation_overflows(run_reference, sample.tree(), case.ref.output, mismatch.path, only_test,
+                                           h.spec.seed)
+        case.details["perturbation_overflows"] = overflows
+        if overflows:
+            return case.finding(V.SUSPICIOUS, "amplification: a rounding-level input perturbation makes the "
+                                              "reference overflow where the test mode does")
+    return None
+
+
+VALUE_CHECKS: list[Callable[[Campaign, ValueCase], Outcome]] = [
+    check_reference_deterministic, check_reproducible, check_fp64, check_low_precision_range,
+    check_rounding_depth, check_nonfinite_inputs, check_extreme_magnitude, check_amplification,
+]
+
+
+def confirmed_value(h: Campaign, case: ValueCase) -> Finding:
+    assert h.reference is not None and h.test is not None
+    m = case.mismatch
+    return case.finding(V.CONFIRMED, f"{h.test.name} differs from {h.reference.name} beyond tolerance "
+                                     f"({m.detail}, max abs diff {m.max_abs_diff:.3g}) and is further from float64 "
+                                     f"(rmse {case.details.get('test_error_vs_fp64', math.nan):.3g} vs "
+                                     f"{case.details.get('ref_error_vs_fp64', math.nan):.3g})")
+
+
+def confirm_value(h: Campaign, entry: CorpusEntry, ref: Execution, test: Execution, mismatch: Mismatch) -> Finding | str:
+    """All value checks on one input whose outputs differ beyond tolerance."""
+    return run_checks(VALUE_CHECKS, h, ValueCase(entry, ref, test, mismatch))
+
+
+# -- exception, structure and NaN/Inf outcomes -------------------------------------------------------
+def confirm_exception(h: Campaign, entry: CorpusEntry, test: Execution) -> Finding:
+    """The test mode raised where the reference returned: confirmed only for the exception oracle."""
+    assert h.test is not None
+    again = h.run_mode(h.test, entry.sample)
+    key = f"exception:{type(test.error).__name__}"
+    details = {"test_exception": test.error_text}
+    if again.status != "exc":
+        return Finding(V.FLAKY, key, f"test mode raised once ({test.error_text}) but not on re-run", entry,
+                       details=details)
+    if h.spec.oracle == "exception":
+        return Finding(V.CONFIRMED, key, f"{h.test.name} raises where {h.spec.reference_mode} returns: "
+                                         f"{test.error_text}", entry, details=details)
+    return Finding(V.SUSPICIOUS, key, f"{h.test.name} raises where the reference returns: {test.error_text}",
+                   entry, details=details)
+
+
+def confirm_structural(h: Campaign, entry: CorpusEntry, mismatch: Mismatch) -> Finding:
+    """A shape/dtype/structure difference is confirmed when it reproduces on a re-run of both modes."""
+    assert h.test is not None and h.reference is not None
+    again = h.run_mode(h.test, entry.sample)
+    ref = h.run_mode(h.reference, entry.sample)
+    key = f"{mismatch.kind}:{mismatch.path}"
+    if again.status == "ok" and ref.status == "ok":
+        repeat = h.compare(ref.output, again.output, entry.sample)
+        if any(m.kind == mismatch.kind and m.path == mismatch.path for m in repeat.mismatches):
+            return Finding(V.CONFIRMED, key, f"{mismatch.kind} mismatch at {mismatch.path}: {mismatch.detail}",
+                           entry, mismatch)
+    return Finding(V.FLAKY, key, f"{mismatch.kind} mismatch did not reproduce on re-run", entry, mismatch)
+
+
+def check_nan_inf(h: Campaign, entry: CorpusEntry, test: Execution) -> Finding | str:
+    """The NaN/Inf oracle: non-finite output from finite inputs where float64 is finite and in range."""
+    assert h.target is not None and h.test is not None and h.reference is not None
+    if not inputs_finite(entry.sample.tree()):
+        return "pass"
+    fp64 = execute_fp64(h.target, entry.sample, reseed=h.reseed)
+    hit = unexpected_nonfinite(test.output, fp64.output if fp64.status == "ok" else None)
+    if hit is None:
+        return "pass"
+    path, count, first = hit
+    key = f"nan_inf:{path}"
+    mismatch = Mismatch("nan_inf", path, f"{count} NaN/Inf where float64 is finite", math.inf, math.inf, count, first)
+    details: dict[str, Any] = {}
+    differential = h.reference.name != h.test.name
+    ref = None
+    if differential:
+        # A differential pattern asks whether the modes disagree: when the reference mode produces
+        # the same non-finite values, the overflow is the kernel's in every mode, not this pair's.
+        ref = h.run_mode(h.reference, entry.sample)
+        ref_hit = unexpected_nonfinite(ref.output, fp64.output) if ref.status == "ok" else None
+        if ref_hit is not None and ref_hit[0] == path:
+            return "pass"
+    if near_overflow(entry.sample):
+        # Huge inputs: only an infinity the test mode alone produces (the reference mode is finite there)
+        # is a bug, and only when a rounding-level perturbation does not make the reference overflow too.
+        if ref is None or ref.status != "ok":
+            return Finding(V.SUSPICIOUS, key, "NaN/Inf on inputs of extreme magnitude (beyond sqrt of the dtype's "
+                                              "max): float32 overflow of intermediates", entry, mismatch)
+        try:
+            leaf = dict(output_leaves(test.output))[path]
+            ref_leaf = dict(output_leaves(ref.output))[path]
+            fp64_leaf = dict(output_leaves(fp64.output))[path]
+            only_test = test_only_infinity(ref_leaf, leaf, fp64_leaf)
+            overflows = bool(only_test.any()) and perturbation_overflows(
+                lambda tree: h.reference.run(h.target, entry.sample.with_tree(tree)),  # type: ignore[union-attr]
+                entry.sample.tree(), ref.output, path, only_test, h.spec.seed)
+        except Exception as exc:  # noqa: BLE001 - a failed check never confirms
+            return Finding(V.SUSPICIOUS, key, f"confirmation check perturbation_overflows could not run "
+                                              f"({type(exc).__name__}: {str(exc)[:200]}); not confirmed", entry,
+                           mismatch, {"failed_check": "perturbation_overflows"})
+        details.update(test_only_infinities=int(only_test.sum()), perturbation_overflows=overflows)
+        if not bool(only_test.any()) or overflows:
+            return Finding(V.SUSPICIOUS, key, "NaN/Inf on inputs of extreme magnitude (beyond sqrt of the dtype's "
+                                              "max) that a rounding-level perturbation also gives the reference",
+                           entry, mismatch, details)
+    again = h.run_mode(h.test, entry.sample)
+    if again.status != "ok" or unexpected_nonfinite(again.output, fp64.output) is None:
+        return Finding(V.FLAKY, key, "NaN/Inf did not reproduce on re-run", entry, mismatch, details)
+    return Finding(V.CONFIRMED, key, f"{count} NaN/Inf in {path} from finite inputs where the float64 result is "
+                                     "finite and in range", entry, mismatch, details)
