@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
-from agent.ingest.untrusted import UnsafeValue, cap_text, inspect_value, without_nul
+from agent.ingest.untrusted import UnsafeValue, cap_text, inspect_value, quoted, without_nul
 from db.queries.issues import IssueRow
 
 # https://api.github.com/repos/OWNER/REPO (also GitHub Enterprise: https://host/api/v3/repos/OWNER/REPO)
@@ -214,14 +214,14 @@ def _repo_or_bad(name: str | None, missing: str) -> str:
     if name is None:
         raise BadRecord(missing)
     if not valid_repo_name(name):
-        raise BadRecord(f"repository {name!r} is not a valid OWNER/REPO")
+        raise BadRecord(f"repository '{quoted(name, 140)}' is not a valid OWNER/REPO")
     return name
 
 
 def _state(value: str) -> str:
     state = value.lower()
     if state not in STATES:
-        raise BadRecord(f"state must be open or closed, got {value[:40]!r}")
+        raise BadRecord(f"state must be open or closed, got '{quoted(value, 40)}'")
     return state
 
 

@@ -38,8 +38,15 @@ class ValueFacts:
     chars_by_key: dict[str, int] = field(default_factory=dict)
 
 
+def quoted(text: str, limit: int = 60) -> str:
+    """``text`` safe to put in a reason shown on a terminal: escaped (no control or surrogate
+    characters survive) and cut to ``limit`` characters."""
+    cut = text[:limit]
+    return ascii(cut)[1:-1] + ("..." if len(text) > limit else "")
+
+
 def _where(path: tuple[Any, ...]) -> str:
-    return ".".join(str(part) for part in path) or "record"
+    return ".".join(quoted(part) if isinstance(part, str) else str(part) for part in path) or "record"
 
 
 def _check_text(text: str, path: tuple[Any, ...]) -> None:

@@ -17,6 +17,7 @@ from sqlalchemy.exc import IntegrityError, InterfaceError, OperationalError, Sta
 from sqlalchemy.orm import Session
 
 from agent.ingest.summary import IngestSummary, Problem
+from agent.ingest.untrusted import quoted
 from db.queries.issues import IssueRow, UpsertCounts, upsert_issues
 from db.store import Store
 
@@ -49,7 +50,7 @@ def _refused_for_its_data(exc: Exception) -> bool:
 def _reason(exc: Exception) -> str:
     cause = getattr(exc, "orig", None) or exc
     first_line = (str(cause).strip().splitlines() or [type(cause).__name__])[0]
-    return f"the database refused it: {first_line[:MAX_REASON_CHARS]}"
+    return f"the database refused it: {quoted(first_line, MAX_REASON_CHARS)}"
 
 
 def write_batch(

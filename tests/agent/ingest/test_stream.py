@@ -139,3 +139,43 @@ def test_any_valid_array_round_trips_at_any_chunk_size(tmp_path: Path, records: 
     out = list(iter_dump(path, chunk_bytes=chunk))
     assert [r.error for r in out] == [None] * len(records)
     assert [r.value for r in out] == records
+
+
+@pytest.mark.parametrize("chunk", [1, 3, 1 << 20])
+def test_undecodable_byte_is_named_by_offset_and_line(tmp_path: Path, chunk: int) -> None:
+    from agent.ingest.stream import DumpEncodingError, check_encoding
+
+    good = '[{"title": "naïve €"},\n'.encode()
+    path = tmp_path / "mixed.json"
+    path.write_bytes(good + b'{"title": "caf\xe9"}]')
+    with pytest.raises(DumpEncodingError, match=f"byte offset {len(good) + 14} \\(line 2\\)"):
+        check_encoding(path, chunk_bytes=chunk)
+    with pytest.raises(DumpEncodingError):
+        list(iter_dump(path))  # refused before the first record
+    assert [r.value for r in iter_dump(path, encoding="latin-1")][1] == {"title": "café"}
+
+
+@pytest.mark.parametrize("chunk", [64, 1 << 20])
+def test_too_deep_element_is_a_problem_of_that_record(tmp_path: Path, chunk: int) -> None:
+    deep = "[" * 100_000 + "]" * 100_000
+    path = _write(tmp_path, f'[{{"a": 1}}, {deep}, {{"b": 2}}]')
+    out = list(iter_dump(path, chunk_bytes=chunk))
+    assert [(r.index, r.value, r.error) for r in out] == [
+        (1, {"a": 1}, None),
+        (2, None, "invalid JSON: nested too deeply to decode"),
+        (3, {"b": 2}, None),
+    ]
+
+
+def test_huge_string_is_read_whole_and_the_buffer_released(tmp_path: Path) -> None:
+    from agent.ingest.stream import _ArrayReader
+
+    body = "x\\n" * 300_000
+    path = _write(tmp_path, f'[{{"body": "{body}"}}, {{"n": 2}}]')
+    with path.open("rb") as fh:
+        reader = _ArrayReader(fh, None, 4096, "utf-8")
+        records = reader.records()
+        first = next(records)
+        assert first.value == {"body": "x\n" * 300_000}
+        assert len(reader.buf) < 64 * 4096  # the record's text is not kept beside its value
+        assert next(records).value == {"n": 2}
