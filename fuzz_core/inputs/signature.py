@@ -64,13 +64,14 @@ def _runs(target: Target, sample: Sample) -> bool:
     return True
 
 
-def _function_samples(target: Target, dtype: torch.dtype, seed: int, max_samples: int) -> list[Sample]:
+def tensor_only_calls(target: Target, dtype: torch.dtype, seed: int) -> list[Sample]:
+    """Candidate calls from the signature's required parameters over a few shapes (not yet run)."""
     params = _params(target.fn)
     required = [name for name, req in params if req]
     if not required and params:
         required = [params[0][0]]
     tensor_params = [n for n in required if _TENSOR_NAMES.match(n)] or required[:1]
-    samples: list[Sample] = []
+    calls: list[Sample] = []
     gen = torch.Generator().manual_seed(seed)
     for shape in _SHAPES:
         args = []
@@ -81,7 +82,13 @@ def _function_samples(target: Target, dtype: torch.dtype, seed: int, max_samples
                 args.append(-1)
             else:
                 args.append(1)
-        sample = Sample(args=tuple(args), origin=f"signature:{shape}")
+        calls.append(Sample(args=tuple(args), origin=f"signature:{shape}"))
+    return calls
+
+
+def _function_samples(target: Target, dtype: torch.dtype, seed: int, max_samples: int) -> list[Sample]:
+    samples: list[Sample] = []
+    for sample in tensor_only_calls(target, dtype, seed):
         if _runs(target, sample):
             samples.append(sample)
         if len(samples) >= max_samples:

@@ -50,6 +50,16 @@ class Mode:
 _MODULE_CACHE: dict[tuple[int, str], torch.nn.Module] = {}
 
 
+def _materialise_lazy(module: torch.nn.Module, sample: Sample) -> None:
+    """Lazy modules (nn.LazyLinear ...) size their parameters on the first call: make that call here,
+    still under the fixed seed, so every mode gets the same materialised weights."""
+    from torch.nn.modules.lazy import LazyModuleMixin
+
+    if isinstance(module, LazyModuleMixin) and module.has_uninitialized_params():
+        with torch.no_grad():
+            module(*sample.args, **sample.kwargs)
+
+
 def bound_callable(target: Target, sample: Sample, dtype: torch.dtype | None = None) -> Callable[..., Any]:
     """The function to call: the target itself, or an nn.Module built (seeded, eval mode) from the sample's ctor."""
     if not target.is_module_class:
@@ -64,6 +74,7 @@ def bound_callable(target: Target, sample: Sample, dtype: torch.dtype | None = N
             torch.manual_seed(0)  # same weights in every mode and every worker
             try:
                 base = target.fn(**(sample.ctor or {})).eval()
+                _materialise_lazy(base, sample)
                 # Parameters are inputs, not trainable weights, here (jit.trace refuses grad constants).
                 base.requires_grad_(False)
             finally:
