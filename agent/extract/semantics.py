@@ -6,7 +6,6 @@ names it, which is what lets the transfer stage compare APIs with each other.
 
 from __future__ import annotations
 
-import importlib
 import inspect
 import re
 from functools import lru_cache
@@ -55,19 +54,19 @@ class UnknownApiError(ValueError):
 
 
 def resolve_api(api: str) -> Any:
-    """The object a qualified name points to (imports only torch's own modules)."""
-    parts = api.split(".")
-    if parts[0] != "torch":
-        raise UnknownApiError(f"{api}: only torch APIs are described")
-    obj: Any = importlib.import_module("torch")
-    for i, part in enumerate(parts[1:], start=1):
-        if hasattr(obj, part):
-            obj = getattr(obj, part)
-            continue
-        try:
-            obj = importlib.import_module(".".join(parts[: i + 1]))
-        except ImportError:
-            raise UnknownApiError(f"{api}: torch has no attribute {'.'.join(parts[: i + 1])}") from None
+    """The object a checked name points to (fuzz_core.api_names), by attribute walk: nothing is imported."""
+    from fuzz_core.api_names import rejection_reason
+
+    reason = rejection_reason(api)
+    if reason is not None:
+        raise UnknownApiError(f"{api}: {reason}")
+    import torch
+
+    obj: Any = torch
+    for i, part in enumerate(api.split(".")[1:], start=2):
+        if not hasattr(obj, part):  # OpInfo's spellings such as torch.view: torch itself has no such name
+            raise UnknownApiError(f"{api}: torch has no attribute {'.'.join(api.split('.')[:i])}")
+        obj = getattr(obj, part)
     return obj
 
 

@@ -46,3 +46,14 @@ def test_a_denied_call_beside_a_real_op_leaves_the_real_op() -> None:
 def test_a_prose_only_mention_of_a_denied_api_is_rejected() -> None:
     analysis = analyze_issue("torch.jit.load returns NaN after jit.trace", "torch.jit.load gives nan values", [])
     assert analysis.pattern is None or not analysis.pattern.api.startswith("torch.jit")
+
+
+@pytest.mark.parametrize("api", ["torch.os.system", "torch.load", "torch.antigravity_h2.fly"])
+def test_semantics_describe_only_checked_names_and_import_nothing(api: str) -> None:
+    import sys
+
+    from agent.extract.semantics import UnknownApiError, semantics_for
+
+    with pytest.raises(UnknownApiError):
+        semantics_for(api)
+    assert "torch.antigravity_h2" not in sys.modules
