@@ -38,6 +38,7 @@ def main_options(
 def _register() -> None:
     from agent.cli import (
         db_cmd,
+        eval_cmd,
         export_cmd,
         extract_cmd,
         fuzz,
@@ -62,6 +63,7 @@ def _register() -> None:
     export_cmd.register(app)
     app.command("stats")(stats.stats)
     app.add_typer(db_cmd.db_app, name="db")
+    app.add_typer(eval_cmd.eval_app, name="eval")
 
 
 _register()

@@ -1,0 +1,1 @@
+"""Evaluation of the pipeline's stages against labelled data: the labels, pure scoring, predictions."""

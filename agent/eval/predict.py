@@ -1,0 +1,73 @@
+"""Predictions for labelled reports through any LLM backend (the offline analyzer is one).
+
+The reports go through the same two prompt steps as ``transfuzz extract`` (triage, then the
+pattern of a silent bug), with the variables the extract stage renders, so a model and the
+analyzer are measured on exactly what the pipeline would ask them. Nothing is stored.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from agent.eval.labels import LabelledReport
+from agent.eval.scoring import Prediction
+from agent.llm.backend import LlmBackend
+from agent.llm.errors import STAGE_STOPPING_ERRORS, LlmError
+from agent.llm.schemas import PatternAnswer, TriageResult
+from agent.patterns import KNOWN_MODES, PatternKind
+
+ProgressFn = Callable[[int, int, str], None]
+
+
+def report_variables(report: LabelledReport) -> dict[str, str]:
+    """The prompt variables of one report, in the extract stage's shape (comments joined, one author)."""
+    comments = "\n---\n".join(f"someone: {comment}" for comment in report.comments if comment)
+    return {"title": report.title, "labels": ", ".join(report.tracker_labels), "body": report.body,
+            "comments": comments}
+
+
+def _triage_class(triage: TriageResult) -> str:
+    if triage.false_alarm_class:
+        return "not_a_bug"
+    return "silent_bug" if triage.is_silent_bug else "not_silent"
+
+
+def predict(backend: LlmBackend, report: LabelledReport) -> Prediction:
+    """One report's prediction; a failed call is a prediction with its error (the run goes on).
+
+    A spent budget or an endpoint that is down raises (STAGE_STOPPING_ERRORS): every later
+    report would fail the same way, and scores over them would measure the outage.
+    """
+    variables = report_variables(report)
+    try:
+        triage, _ = backend.structured("triage", variables, TriageResult)
+    except STAGE_STOPPING_ERRORS:
+        raise
+    except LlmError as exc:
+        return Prediction(triage="not_silent", error=f"triage: {exc}")
+    triage_class = _triage_class(triage)
+    if triage_class != "silent_bug":
+        return Prediction(triage=triage_class, false_alarm_class=triage.false_alarm_class)
+    pattern_variables = {**variables, "triage_reason": triage.reason,
+                         "kinds": ", ".join(k.value for k in PatternKind), "modes": ", ".join(KNOWN_MODES)}
+    try:
+        answer, _ = backend.structured("pattern", pattern_variables, PatternAnswer)
+    except STAGE_STOPPING_ERRORS:
+        raise
+    except LlmError as exc:  # the offline analyzer says "no pattern" this way
+        return Prediction(triage=triage_class, error=None if backend.name == "offline" else f"pattern: {exc}")
+    pattern = answer.pattern
+    if pattern is None:
+        return Prediction(triage=triage_class)
+    return Prediction(triage=triage_class, kind=pattern.kind.value, api=pattern.api,
+                      modes=(pattern.reference_mode.name, pattern.test_mode.name))
+
+
+def predict_all(backend: LlmBackend, reports: list[LabelledReport],
+                progress: ProgressFn | None = None) -> list[tuple[LabelledReport, Prediction]]:
+    results = []
+    for done, report in enumerate(reports, 1):
+        results.append((report, predict(backend, report)))
+        if progress is not None:
+            progress(done, len(reports), report.id)
+    return results
