@@ -178,7 +178,11 @@ def _stored_raw(obj: dict[str, Any], chars_by_key: dict[str, int], truncated: di
 
 
 def truncated_fields(raw: dict[str, Any]) -> dict[str, int]:
-    """What ingest cut from a stored issue: ``{"body": original UTF-8 bytes, ...}``; empty if nothing."""
+    """What ingest cut from a stored issue; empty if nothing.
+
+    ``title``/``body``: the original size in UTF-8 bytes; ``comments``: how many comment bodies
+    were cut; ``raw_fields_left_out``: how many oversized unknown fields ``raw`` does not keep.
+    """
     found = raw.get(TRUNCATED_KEY) if isinstance(raw, dict) else None
     return dict(found) if isinstance(found, dict) else {}
 
