@@ -60,7 +60,14 @@ def main() -> int:
                     progress.write({"task": task_id, "phase": "run", **recipe})
 
                 result = run_harness(spec, budget_s=task.get("budget_s"), max_executions=task.get("max_executions"),
-                                     workdir=task["workdir"], progress=record)
+                                     workdir=task["workdir"], progress=record,
+                                     instrument=task.get("instrument") or "op")
+                if task.get("minimise_s") and result.verdict == "confirmed":  # Note [Shrinking failing inputs]
+                    from fuzz_core.minimise_finding import minimise_finding
+
+                    progress.write({"task": task["id"], "phase": "minimise"})
+                    result.evidence["minimised"] = minimise_finding(spec, result, task["workdir"],
+                                                                    budget_s=float(task["minimise_s"]))
                 answer = {"ok": True, "result": result.to_dict()}
         except Exception as exc:  # a tool bug: report it, keep serving
             answer = {"ok": False, "error": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc()[-3000:]}

@@ -29,6 +29,8 @@ from fuzz_core.spec import HarnessSpec
 PACKAGE_ROOT = Path(__file__).resolve().parent.parent
 STARTUP_TIMEOUT_S = 180.0
 REPLAY_TIMEOUT_S = 120.0
+MINIMISE_S = 20.0  # default shrink budget per confirmed finding (Note [Shrinking failing inputs])
+SHORT_REPRO_TIMEOUT_S = 180.0  # as fuzz_core.minimise_finding; not imported here, that module imports torch
 
 
 class WorkerDied(Exception):
@@ -163,9 +165,12 @@ class WorkerPool:
     def __init__(self, n_workers: int = 2, task_timeout_s: float = 120.0, memory_limit_mb: int | None = 8192, *,
                  threads: int | None = 1, workdir: str | os.PathLike[str] | None = None,
                  inductor_cache: str | os.PathLike[str] | None = None, preload_opinfo: bool = True,
-                 sandbox: bool = True, bwrap: str | None = None, limits: Limits | None = None) -> None:
+                 sandbox: bool = True, bwrap: str | None = None, limits: Limits | None = None,
+                 minimise_s: float | None = MINIMISE_S, instrument: str = "op") -> None:
         """`sandbox=False` runs workers without bubblewrap (trusted local use only); with the default the pool
-        refuses to start (SandboxUnavailable, saying how to install it) where bwrap is missing or broken."""
+        refuses to start (SandboxUnavailable, saying how to install it) where bwrap is missing or broken.
+        `minimise_s`: seconds a worker spends shrinking a confirmed finding's input (None: not minimised).
+        `instrument`: the instrumentation level (none|module|op|kernel) every task runs at."""
         if n_workers < 1:
             raise ValueError("n_workers must be at least 1")
         self.bwrap = require_bwrap(bwrap) if sandbox else None
@@ -175,6 +180,8 @@ class WorkerPool:
         self.memory_limit_mb = memory_limit_mb
         self.threads = threads
         self.preload_opinfo = preload_opinfo
+        self.minimise_s = minimise_s
+        self.instrument = instrument
         self._own_root = workdir is None
         self.root = Path(workdir).resolve() if workdir is not None else Path(tempfile.mkdtemp(prefix="transfuzz_pool_"))
         self.root.mkdir(parents=True, exist_ok=True)
@@ -248,10 +255,13 @@ class WorkerPool:
         budget = budget_s if budget_s is not None else spec.budget_s
         workdir = worker.task_dir(task_id, spec.spec_id)
         message = {"op": "run", "id": task_id, "spec": spec.to_dict(), "budget_s": budget,
-                   "max_executions": max_executions, "workdir": str(workdir)}
+                   "max_executions": max_executions, "workdir": str(workdir), "minimise_s": self.minimise_s,
+                   "instrument": self.instrument}
+        # Minimising adds its budget plus up to two runs of the short repro (fuzz_core/minimise_finding.py).
+        minimising = (self.minimise_s + 2 * SHORT_REPRO_TIMEOUT_S) if self.minimise_s else 0.0
         start = time.monotonic()
         try:
-            answer = worker.call(message, self.task_timeout_s + (budget or 0.0))
+            answer = worker.call(message, self.task_timeout_s + (budget or 0.0) + minimising)
         except WorkerDied as died:
             return self._died(worker, spec, task_id, died, time.monotonic() - start, workdir)
         self._recycle_if_worn(worker, answer)
