@@ -12,6 +12,7 @@ from agent.extract.scan import CodeFacts, scan_tree
 from agent.extract.select import choose_api
 from agent.extract.text import read_signals
 from agent.extract.triage import TriageInput, tensor_literals, triage
+from agent.extract.verdicts import read_verdict
 from agent.extract.vocab import TRAIN_MODE_MODULES
 from agent.llm.schemas import TriageResult
 from agent.patterns import BugPattern, Mode, Oracle, OracleKind, PatternKind, Trigger
@@ -123,7 +124,7 @@ def analyze_issue(title: str, body: str, labels: list[str], comments: list[str] 
         modes = ModePair(PatternKind.Crash, "eager", "eager", {}, "text")
     elif modes is None and nan_evidence:
         modes = ModePair(PatternKind.NaN_Inf, "eager", "eager", {}, "text")
-    result = triage(TriageInput(facts, signals, modes, api, has_repro))
+    result = triage(TriageInput(facts, signals, modes, api, has_repro, read_verdict(comments)))
     if result.false_alarm_class == "train_mode_tracing":
         # the module that makes the run random is what the (false) report is about
         culprit = next((c.api for c in facts.calls if c.api.rsplit(".", 1)[-1].startswith(TRAIN_MODE_MODULES)), None)

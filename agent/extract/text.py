@@ -39,6 +39,20 @@ _TENSOR_SCALAR = re.compile(r"^[^\S\n]*(?:tensor\()?(-?\d+(?:\.\d+)?(?:e[-+]?\d+
 _GREATEST_DIFF = re.compile(r"Greatest absolute difference:\s*(-?[\d.e+-]+|inf|nan)")
 _PRINTS_MAX_ABS = re.compile(r"\.abs\(\)\s*\.max\(\)")
 _FENCED = re.compile(r"```.*?```", re.S)
+# A title that names the symptom ("returns NaN", "silently", "wrong", "frozen") is the strongest
+# sign of a silent-bug report; one that names an exception, a slowdown or a wish is the opposite.
+_TITLE_SYMPTOM = re.compile(
+    r"\b(?:nans?|inf|wrong|incorrect|differ|differs|different|mismatch(?:es)?|silently|garbage|zeros|"
+    r"overflows?|underflows?|ignored|ignores|drops?|loses|lost|frozen|baked|stays fixed|disagree|inaccurate|"
+    r"unchanged|scrambled|not match|does not match|doesn't match)\b"
+)
+_TITLE_NOT_SILENT = re.compile(
+    r"\b(?:raises?|fails?|failed|crash(?:es)?|segfault|slow(?:er)?|leak|recompil\w*|hangs?|build|install|typo|"
+    r"docs?|support|feature|rfc|how do i|which tolerance|(?:runtime|type|value|index)error)\b"
+)
+# An exception printed in the output (a comparison's own AssertionError/GradcheckError is evidence, not a raise)
+_RAISED = re.compile(r"^[^\S\n]*(?:traceback \(most recent call last\)|[\w.]*(?:error|exception|unsupported)\b:)", re.M)
+_COMPARISON_ERRORS = ("assertionerror:", "gradcheckerror:")
 
 
 @dataclass
@@ -55,6 +69,10 @@ class TextSignals:
     mismatch_words: int
     mentions_reference: bool
     reported_diffs: list[float] = field(default_factory=list)
+    title_symptom: bool = False
+    title_not_silent: bool = False
+    shows_output: bool = False  # the report shows what the code printed
+    raised_error: bool = False  # the output holds an exception other than a failed comparison
 
 
 def _reported_diffs(output: str) -> list[float]:
@@ -109,4 +127,12 @@ def read_signals(title: str, body: str, labels: list[str], comments: list[str], 
         mismatch_words=len(_MISMATCH_WORDS.findall(title_low + "\n" + prose)),
         mentions_reference=bool(_REFERENCE_WORDS.search(everything)),
         reported_diffs=diffs,
+        title_symptom=bool(_TITLE_SYMPTOM.search(title_low)),
+        title_not_silent=bool(_TITLE_NOT_SILENT.search(title_low)),
+        shows_output=any(not b.is_python for b in blocks),
+        raised_error=_raised(output.lower()),
     )
+
+
+def _raised(output: str) -> bool:
+    return any(not m.group().strip().endswith(_COMPARISON_ERRORS) for m in _RAISED.finditer(output))

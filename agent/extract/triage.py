@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from agent.extract.modes import ModePair
 from agent.extract.scan import CallSite, CodeFacts
 from agent.extract.text import TextSignals
+from agent.extract.verdicts import CommentVerdict
 from agent.extract.vocab import (
     DOMAIN_RESTRICTED,
     LOW_PRECISION,
@@ -47,6 +48,7 @@ class TriageInput:
     modes: ModePair | None
     api: str | None
     has_repro: bool
+    verdict: CommentVerdict = CommentVerdict()  # Note [Verdicts in comments]
 
 
 def _short(api: str | None) -> str:
@@ -191,6 +193,20 @@ FALSE_ALARM_RULES = (
 )
 
 
+def _evidence(t: TriageInput) -> int:
+    """Points for "this reports a wrong result without an error"; 4 or more with a repro is a silent bug."""
+    s = t.signals
+    compares = any(_short(c.api) in ("allclose", "assert_close", "equal", "isclose") for c in t.facts.calls)
+    shown = compares or t.facts.nan_checks > 0 or bool(s.reported_diffs)
+    return (
+        3 * s.silent_label + s.numeric_label + min(s.mismatch_words, 3)
+        + 2 * shown + 2 * (t.modes is not None)
+        + 2 * s.title_symptom + (s.shows_output and t.modes is not None)
+        - 3 * (s.title_not_silent and not s.title_symptom) - 2 * s.raised_error
+        + 4 * t.verdict.confirmed
+    )
+
+
 def triage(t: TriageInput) -> TriageResult:
     s = t.signals
     if s.fix_pr:
@@ -202,18 +218,18 @@ def triage(t: TriageInput) -> TriageResult:
     if s.crash and not s.silent_label:
         return TriageResult(is_silent_bug=False, has_repro=t.has_repro, confidence=0.8,
                             reason="a crash, not a silent wrong result")
-    for name, rule in FALSE_ALARM_RULES:
+    verdict = t.verdict
+    for name, rule in FALSE_ALARM_RULES if not verdict.confirmed else ():
         why = rule(t)
         if why:
             confidence = 0.6 + 0.15 * s.closed_as_not_a_bug + 0.1 * s.question + 0.1 * (not s.silent_label)
             return TriageResult(is_silent_bug=False, has_repro=t.has_repro, false_alarm_class=name,  # type: ignore[arg-type]
                                 confidence=min(confidence, 0.95), reason=why)
-    compares = any(_short(c.api) in ("allclose", "assert_close", "equal", "isclose") for c in t.facts.calls)
-    evidence = (
-        3 * s.silent_label + s.numeric_label + min(s.mismatch_words, 3)
-        + 2 * (compares or t.facts.nan_checks > 0 or bool(s.reported_diffs)) + 2 * (t.modes is not None)
-    )
-    if s.closed_as_not_a_bug or s.not_bug_label and not s.silent_label:
+    if verdict.false_alarm_class:
+        return TriageResult(is_silent_bug=False, has_repro=t.has_repro, false_alarm_class=verdict.false_alarm_class,  # type: ignore[arg-type]
+                            confidence=0.75, reason="a maintainer's comment explains it as a known false alarm")
+    evidence = _evidence(t)
+    if not verdict.confirmed and (s.closed_as_not_a_bug or s.not_bug_label and not s.silent_label):
         return TriageResult(is_silent_bug=False, has_repro=t.has_repro, confidence=0.6,
                             reason="closed or labelled as not a bug")
     if evidence >= 4 and (t.has_repro or s.silent_label):

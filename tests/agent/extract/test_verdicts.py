@@ -1,0 +1,73 @@
+"""Maintainer verdicts in comments, and the title/output signals of silent-bug reports."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from agent.extract.analyzer import analyze_issue
+from agent.extract.codeblocks import code_blocks
+from agent.extract.text import read_signals
+from agent.extract.verdicts import read_verdict
+
+REPRO = "```python\nimport torch\nx = torch.linspace(-3, 3, 7)\nf = torch.compile(lambda t: torch.remainder(t, 0.3))\nprint(f(x), torch.remainder(x, 0.3))\n```\n"
+
+
+def test_a_negated_dismissal_is_a_confirmation() -> None:
+    verdict = read_verdict(["The kernel uses another formula; that is not expected behaviour. Fixed now."])
+    assert verdict.confirmed and not verdict.dismissed and verdict.false_alarm_class is None
+
+
+@pytest.mark.parametrize(
+    ("comment", "named"),
+    [
+        ("The module is in training mode; call .eval() before tracing. Expected behaviour.", "train_mode_tracing"),
+        ("Set torch._inductor.config.fallback_random = True to match eager.", "random_ops"),
+        ("With duplicate indices, which write wins is undefined.", "duplicate_indices"),
+        ("Any of the tied indices is valid. Not a bug.", "ties"),
+        ("Reductions run in a different order; bitwise equality is not promised.", "bitwise_comparison"),
+        ("That is half an ulp of fp16. Working as intended.", "low_precision"),
+        ("log of a negative number is NaN in IEEE arithmetic.", "ieee_nan"),
+        ("Negative kernel sizes are not a user-facing case. Closing.", "out_of_domain"),
+    ],
+)
+def test_a_dismissal_names_its_false_alarm_class(comment: str, named: str) -> None:
+    verdict = read_verdict([comment])
+    assert verdict.dismissed and verdict.false_alarm_class == named and not verdict.confirmed
+
+
+def test_a_confirmation_in_any_comment_wins() -> None:
+    verdict = read_verdict(["Is this expected behaviour?", "Reproduced on main, will fix."])
+    assert verdict.confirmed and verdict.false_alarm_class is None
+
+
+def test_no_comments_say_nothing() -> None:
+    assert read_verdict([]) == read_verdict(["thanks for the report"])
+
+
+def test_comments_turn_a_report_into_a_false_alarm_or_a_bug() -> None:
+    title = "remainder under torch.compile differs from eager"
+    dismissed = analyze_issue(title, REPRO, [], ["Rounding of the last bit; bitwise equality is not expected. Not a bug."])
+    assert dismissed.triage.false_alarm_class == "bitwise_comparison"
+    confirmed = analyze_issue(title, REPRO, [], ["That is not expected behaviour, the fix is up."])
+    assert confirmed.triage.is_silent_bug and confirmed.triage.false_alarm_class is None
+
+
+def test_title_symptom_and_raised_error_signals() -> None:
+    body = "```\nRuntimeError: shapes do not match\n```\n"
+    signals = read_signals("torch.compile raises for a list input", body, [], [], code_blocks(body))
+    assert signals.raised_error and signals.title_not_silent and not signals.title_symptom
+    checked = "```\nAssertionError: Tensor-likes are not close!\n```\n"
+    signals = read_signals("sum silently returns the wrong value", checked, [], [], code_blocks(checked))
+    assert signals.title_symptom and signals.shows_output and not signals.raised_error
+
+
+@pytest.mark.parametrize("unit", ["a" * 500 + "\n", "x." * 400, "not expected behaviour ", "confirmed " * 3 + "\n"])
+def test_new_patterns_are_linear_on_64_kib(unit: str) -> None:
+    text = unit * (64 * 1024 // len(unit))
+    body = "```\n" + text + "\n```\n"
+    started = time.perf_counter()
+    read_verdict([text])
+    read_signals(text[:2000], body, [], [], code_blocks(body))
+    assert time.perf_counter() - started < 0.2
