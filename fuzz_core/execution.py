@@ -56,12 +56,19 @@ def execute(mode: Mode, target: Target, sample: Sample, *, reseed: int | None) -
     return Execution("ok", output=_detach(out))
 
 
-def execute_fp64(target: Target, sample: Sample, *, reseed: int | None) -> Execution:
-    """The float64 reference: eager on inputs (and module parameters) upcast to float64."""
+def execute_fp64(target: Target, sample: Sample, *, reseed: int | None, mode: Mode | None = None) -> Execution:
+    """The float64 reference: eager on inputs (and module parameters) upcast to float64.
+
+    A mode whose output is not the target's value (gradient modes) supplies its own float64
+    reference through `fp64_reference` (Note [Gradient fp64 reference] in modes/grad.py).
+    """
     tree = cast_floating(sample.tree(), torch.float64)
     if reseed is not None:
         torch.manual_seed(reseed)
+    own_reference = getattr(mode, "fp64_reference", None)
     try:
+        if own_reference is not None:
+            return Execution("ok", output=_detach(own_reference(target, sample)))
         fn = bound_callable(target, sample, dtype=torch.float64 if target.is_module_class else None)
         with torch.no_grad():
             out = fn(*tree[0], **tree[1])

@@ -14,6 +14,8 @@ KIND_MODE_PAIRS: dict[str, tuple[str, str]] = {
     "NaN_Inf": ("eager", "eager"),
     "Exception_Mismatch": ("eager", "compile:inductor"),
     "Crash": ("eager", "eager"),
+    # Analytic reverse-mode gradients against float64 central differences (gradcheck's rule).
+    "Gradient_Mismatch": ("grad:numeric", "grad"),
 }
 
 KIND_ORACLES: dict[str, str] = {

@@ -68,6 +68,17 @@ def spec_dtype(pattern: BugPattern, trigger: dict[str, Any]) -> str:
     return "float32"
 
 
+def reference_mode_for(reference: str, test: str) -> str:
+    """A gradient test mode compares gradients, so its reference must produce gradients too.
+
+    Extraction writes a gradient report as eager → grad; the fuzz core's pairs are analytic `grad`
+    against float64 central differences (`grad:numeric`), and `grad:compile:*` against eager `grad`.
+    """
+    if not test.startswith("grad") or reference.startswith("grad"):
+        return reference
+    return "grad:numeric" if test in ("grad", "grad:eager") else "grad"
+
+
 def build_spec(pattern: BugPattern, target_api: str, trigger: dict[str, Any], *, in_opinfo: bool,
                seed_key: Any, dtype: str | None = None) -> dict[str, Any]:
     """A fuzz_core HarnessSpec as a dict (validated by fuzz_core when the worker rebuilds it).
@@ -78,7 +89,7 @@ def build_spec(pattern: BugPattern, target_api: str, trigger: dict[str, Any], *,
     fuzz_trigger = spec_trigger(trigger)
     return {
         "api": target_api,
-        "reference_mode": pattern.reference_mode.name,
+        "reference_mode": reference_mode_for(pattern.reference_mode.name, pattern.test_mode.name),
         "test_mode": pattern.test_mode.name,
         "mode_options": dict(pattern.test_mode.options),
         "input_source": "opinfo" if in_opinfo else "signature",

@@ -10,6 +10,7 @@ from fuzz_core.modes.compile import make_compile
 from fuzz_core.modes.device import make_device
 from fuzz_core.modes.dtype import make_dtype
 from fuzz_core.modes.eager import make_eager
+from fuzz_core.modes.grad import make_grad
 from fuzz_core.modes.jit import make_jit
 from fuzz_core.modes.layout import make_layout
 from fuzz_core.modes.variant import make_variant
@@ -18,12 +19,13 @@ MODE_NAMES: tuple[str, ...] = (
     "eager", "jit.trace", "jit.script", "compile:eager", "compile:aot_eager", "compile:inductor",
     "dtype:float16", "dtype:bfloat16", "autocast:float16", "autocast:bfloat16",
     "layout:noncontiguous", "layout:channels_last", "variant:out", "variant:inplace", "variant:method",
-    "device:cuda",
+    "device:cuda", "grad", "grad:numeric", "grad:compile:inductor",
 )
 
 _FAMILIES: dict[str, Callable[[str, dict], Mode]] = {
     "eager": make_eager, "jit": make_jit, "compile": make_compile, "dtype": make_dtype,
     "autocast": make_dtype, "layout": make_layout, "variant": make_variant, "device": make_device,
+    "grad": make_grad,
 }
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from agent.harness.generate import build_spec, with_precision
+from agent.harness.generate import build_spec, reference_mode_for, with_precision
 from agent.patterns import BugPattern, Mode, Oracle, Trigger
 from fuzz_core.spec import HarnessSpec
 
@@ -59,3 +59,15 @@ def test_literal_params_become_values_conditions_stay_text() -> None:
     assert spec["trigger"]["params"] == {"dim": 0, "keepdim": True, "eps": 1e-06, "padding": "> 0",
                                          "mode": "bilinear", "kernel_size": [3, 3]}
     HarnessSpec.from_dict(spec)
+
+
+def test_gradient_pattern_becomes_a_gradient_harness() -> None:
+    from agent.harness.stage import unsupported_mode
+
+    pattern = BugPattern(kind="Gradient_Mismatch", api="torch.prod", reference_mode=Mode(name="eager"),
+                         test_mode=Mode(name="grad"), trigger=Trigger(), oracle=Oracle())
+    assert unsupported_mode(pattern) is None
+    spec = HarnessSpec.from_dict(build_spec(pattern, "torch.cumprod", {}, in_opinfo=True, seed_key=1))
+    assert (spec.reference_mode, spec.test_mode) == ("grad:numeric", "grad")
+    assert reference_mode_for("eager", "grad:compile:inductor") == "grad"
+    assert reference_mode_for("eager", "jit.trace") == "eager"

@@ -1,0 +1,89 @@
+"""Gradient modes: analytic reverse mode against float64 central differences, and compiled backward."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from fuzz_core import HarnessSpec, run_harness
+from fuzz_core.inputs import Sample
+from fuzz_core.kinds import KIND_MODE_PAIRS
+from fuzz_core.modes import get_mode
+from fuzz_core.modes.grad import NonDifferentiable, numeric_gradients
+from fuzz_core.target import build_target
+
+# A planted wrong backward: d(x*x)/dx is 2x, the Function says 2.01x (a certain positive).
+WRONG_SQUARE = '''
+class _Square(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * x
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return g * x * 2.01
+
+def target(x):
+    return _Square.apply(x)
+
+def make_inputs(seed):
+    g = torch.Generator().manual_seed(seed)
+    return (torch.randn(3, 4, generator=g),), {}
+'''
+
+# torch.prod's backward has a separate path for inputs containing zeros (one zero, several zeros).
+PROD_WITH_ZEROS = '''
+def make_inputs(seed):
+    g = torch.Generator().manual_seed(seed)
+    x = torch.randn(3, 4, generator=g)
+    x[0, 1] = 0.0
+    x[2, 0] = 0.0
+    x[2, 3] = 0.0
+    return (x,), {"dim": 1}
+'''
+
+
+def test_gradient_kind_compares_analytic_with_numeric() -> None:
+    assert KIND_MODE_PAIRS["Gradient_Mismatch"] == ("grad:numeric", "grad")
+
+
+def test_planted_wrong_backward_is_confirmed(tmp_path) -> None:
+    spec = HarnessSpec(api="planted.wrong_square", input_source="code", code=WRONG_SQUARE,
+                       reference_mode="grad:numeric", test_mode="grad", kind="Gradient_Mismatch")
+    result = run_harness(spec, max_executions=10, workdir=tmp_path)
+    assert result.verdict == "confirmed", result.reason
+    assert result.evidence["test_error_vs_fp64"] > 100 * result.evidence["ref_error_vs_fp64"]
+
+
+def test_prod_gradient_with_zeros_matches_numeric(tmp_path) -> None:
+    spec = HarnessSpec(api="torch.prod", input_source="code", code=PROD_WITH_ZEROS, reference_mode="grad:numeric",
+                       test_mode="grad", kind="Gradient_Mismatch", max_executions=12)
+    result = run_harness(spec, max_executions=12, workdir=tmp_path)
+    assert result.verdict == "passed", result.reason
+
+
+def test_numeric_gradient_is_gradchecks_central_difference() -> None:
+    target = build_target("torch.sin")
+    x = torch.tensor([0.3, -1.2, 2.0], dtype=torch.float64)
+    (numeric,) = numeric_gradients(target, Sample(args=(x,)), strict=True)
+    (analytic,) = get_mode("grad").run(target, Sample(args=(x,)))
+    torch.testing.assert_close(numeric, analytic, rtol=1e-3, atol=1e-5)
+
+
+def test_kink_rejects_the_input_as_mode_but_gives_a_subgradient_as_reference() -> None:
+    target = build_target("torch.abs")
+    sample = Sample(args=(torch.tensor([0.0, 1.0]),))
+    with pytest.raises(NonDifferentiable):
+        numeric_gradients(target, sample, strict=True)
+    (lenient,) = numeric_gradients(target, sample, strict=False)
+    assert torch.isfinite(lenient).all()
+
+
+@pytest.mark.compile
+def test_compiled_backward_of_prod_agrees_with_eager(tmp_path) -> None:
+    spec = HarnessSpec(api="torch.prod", input_source="code", code=PROD_WITH_ZEROS, reference_mode="grad",
+                       test_mode="grad:compile:inductor", kind="Gradient_Mismatch")
+    result = run_harness(spec, max_executions=6, workdir=tmp_path)
+    assert result.verdict == "passed", result.reason
