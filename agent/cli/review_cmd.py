@@ -113,10 +113,27 @@ def show_cmd(ctx: typer.Context, finding_id: IdArgument) -> None:
 
     cli = get_ctx(ctx)
     detail = _load_detail(ctx, _finding_id(finding_id))
+    group = _group_lines(ctx, detail.id)
     if cli.json:
-        cli.emit(detail.model_dump(mode="json"))
+        cli.emit({**detail.model_dump(mode="json"), "root_cause_group": group})
         return
-    typer.echo(render_detail(detail))
+    typer.echo(render_detail(detail, group=group))
+
+
+def _group_lines(ctx: typer.Context, finding_id: int) -> list[str]:
+    """The finding's root-cause group and its possible duplicates (agent/review/grouping.py, known.py)."""
+    from agent.review.grouping import group_by_root_cause, root_cause
+    from agent.review.known import matching_issues
+    from db.queries.findings import get_finding, list_findings
+
+    with get_ctx(ctx).store().session() as session:
+        cause = root_cause(get_finding(session, finding_id))
+        group = next(g for g in group_by_root_cause(list_findings(session)) if g.cause.key == cause.key)
+        lines = [f"{cause.symptom}; divergence at {cause.locus}",
+                 "findings: " + ", ".join(str(f.id) for f in group.findings) + " (APIs: " + ", ".join(group.apis) + ")"]
+        lines += [f"possible duplicate of {m.repo}#{m.number} ({m.state}): {m.title} {m.url or ''}"
+                  for m in matching_issues(session, group)]
+    return lines
 
 
 def _decide(ctx: typer.Context, finding_id: int, decision: str, note: str | None, reviewer: str | None) -> None:

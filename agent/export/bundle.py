@@ -33,6 +33,8 @@ class BundledRepro:
     text: str
     inputs_file: str | None = None
     note: str = ""  # what a reader must know to run it, when not simply `python repro_<id>.py`
+    short_file: str | None = None  # the minimised plain-torch repro (fuzz_core/short_repro.py), when there is one
+    short_text: str = ""
 
 
 def repro_file_name(finding_id: int) -> str:
@@ -41,6 +43,21 @@ def repro_file_name(finding_id: int) -> str:
 
 def inputs_file_name(finding_id: int, suffix: str = ".safetensors") -> str:
     return f"inputs_{finding_id}{suffix}"
+
+
+def short_repro_file_name(finding_id: int) -> str:
+    return f"short_repro_{finding_id}.py"
+
+
+def short_repro_text(finding: FindingRecord) -> str:
+    """The minimised repro the worker wrote and saw exit 1 (evidence["minimised"]); "" when there is none."""
+    minimised = finding.evidence.get("minimised")
+    if not isinstance(minimised, dict) or minimised.get("short_repro_exit") != 1:
+        return ""
+    text = minimised.get("short_repro")
+    if not isinstance(text, str) or not text.strip() or not is_inert(text):
+        return ""
+    return text if text.endswith("\n") else text + "\n"
 
 
 def is_inert(repro: str) -> bool:
@@ -76,4 +93,10 @@ def bundle_repro(out: Path, finding: FindingRecord) -> BundledRepro | None:
     temporary = out / f".{bundled.repro_file}.tmp"
     temporary.write_text(bundled.text, encoding="utf-8")
     os.replace(temporary, out / bundled.repro_file)
+    short = short_repro_text(finding)
+    if short:
+        bundled.short_file, bundled.short_text = short_repro_file_name(finding.id), short
+        temporary = out / f".{bundled.short_file}.tmp"
+        temporary.write_text(short, encoding="utf-8")
+        os.replace(temporary, out / bundled.short_file)
     return bundled

@@ -32,12 +32,49 @@ def _cell(value: object) -> str:
     return markdown_inline(value)
 
 
+def _already_reported(report: Report) -> list[str]:
+    """"Possible duplicate of …" lines; links only as lineage built them (checked owner/name and number)."""
+    lines: list[str] = []
+    for duplicate in report.possible_duplicates:
+        ref = markdown_inline(str(duplicate.get("ref", "?")))
+        url = duplicate.get("url")
+        link = f"[{ref}]({url})" if isinstance(url, str) and url.startswith("https://github.com/") else ref
+        matched = ", ".join(markdown_inline(str(m)) for m in duplicate.get("matched", [])[:4])
+        lines.append(f"- Possible duplicate of {link} ({markdown_inline(str(duplicate.get('state', '?')))}):"
+                     f" “{markdown_inline(str(duplicate.get('title', '')))}” — matched {matched}")
+    for entry in report.opinfo_known:
+        reason = f": {markdown_inline(str(entry.get('reason')))}" if entry.get("reason") else ""
+        lines.append(f"- OpInfo lists a {markdown_inline(str(entry.get('kind')))} for"
+                     f" {code_span(str(entry.get('op')))} in {code_span(str(entry.get('test')))}{reason}")
+    if not lines:
+        return ["Already reported? No matching issue among the ingested ones (open or closed), and no OpInfo"
+                " expected failure or skip for this op and mode.", ""]
+    return ["#### Already reported?", "", *lines, ""]
+
+
 def render_markdown(report: Report) -> str:
     out: list[str] = [f"# {markdown_inline(report.title)}", ""]
     out += ["### 🐛 Describe the bug", "", report.description, ""]
 
+    if report.root_cause:
+        out += [f"Root cause group: {markdown_inline(report.root_cause)}"
+                + (f" — APIs: {', '.join(code_span(a) for a in report.apis)}" if len(report.apis) > 1 else ""), ""]
+    out += _already_reported(report)
     out += ["#### Minimal repro", ""]
-    if report.repro.strip():
+    if report.repro.strip() and report.short_repro_file:
+        out += [
+            f"Plain torch, inputs inline (also written as {code_span(report.short_repro_file)}). It prints both"
+            " results and the float64 value, and exits 1 when the bug reproduces, 0 when it does not.",
+            "",
+            _fence(report.repro, "python"),
+            "",
+        ]
+        if report.full_repro_file:
+            attached = code_span(report.full_repro_file) + (
+                f" with its inputs {code_span(report.repro_inputs_file)}" if report.repro_inputs_file else "")
+            out += [f"Attached: the fuzzer's full oracle script {attached} (the original, unminimised input"
+                    + (f"; {report.repro_note}" if report.repro_note else "") + ").", ""]
+    elif report.repro.strip():
         out += [
             f"Standalone, plain torch (also written as {code_span(f'repro_{report.representative_finding}.py')}"
             + (f"; {report.repro_note}" if report.repro_note else "")
@@ -95,6 +132,9 @@ def render_markdown(report: Report) -> str:
     out += [f"- {_RULE_BOXES[c.status]} {markdown_inline(c.rule)}: {markdown_inline(c.detail)}" for c in report.rules]
     if not report.rules_met:
         out += ["", "**Before filing:** PyTorch closes fuzzer reports that miss an item above; fix the unchecked ones first."]
+    if any(f.verdict == "confirmed" for f in report.findings) and not report.confirmed:
+        out += ["", "**Not exported as confirmed:** the fuzzer's verdict was confirmed, but this checklist is not"
+                " all ticked, so the report does not claim it."]
     out += ["", f"Suggested labels: {', '.join(code_span(label) for label in report.labels)}", ""]
 
     env = report.environment

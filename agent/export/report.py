@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from datetime import datetime
 from typing import Any
@@ -48,6 +49,11 @@ class Transfer(BaseModel):
     rationale: str
 
 
+# Note [Confirmed means all ticked]: a report claims "confirmed" only when the fuzzer's verdict is
+# confirmed AND every checklist item (rules.py, plus the repro runs with --check-repro) is met;
+# otherwise it says plainly that it is not exported as confirmed, instead of arguing against itself.
+
+
 class Report(BaseModel):
     number: int
     slug: str
@@ -64,9 +70,17 @@ class Report(BaseModel):
     expected: list[str]
     backend_ablation: dict[str, Any]
     representative_finding: int
-    repro: str
+    repro: str  # the short plain-torch repro when the worker wrote one that exits 1, else the long script
     repro_inputs_file: str | None
     repro_note: str
+    short_repro_file: str | None = None
+    full_repro_file: str | None = None  # the long oracle script (loads repro_inputs_file), an attachment
+    apis: list[str] = []
+    root_cause: str = ""
+    shrink: dict[str, Any] | None = None
+    possible_duplicates: list[dict[str, Any]] = []
+    opinfo_known: list[dict[str, Any]] = []
+    confirmed: bool = False  # verdict confirmed AND every checklist item ticked (Note [Confirmed means all ticked])
     pattern_formal: str
     source_issue: SourceIssue | None
     transfer: Transfer | None
@@ -83,11 +97,51 @@ class Report(BaseModel):
 
 
 def _representative(findings: list[FindingRecord], bundles: dict[int, BundledRepro]) -> FindingRecord:
-    """The finding whose repro is shortest (the most minimal), oldest on ties; the oldest if none has one."""
+    """The finding with a short repro (shortest), else the shortest long repro, oldest on ties; else the oldest."""
     with_repro = [f for f in findings if f.id in bundles]
     if not with_repro:
         return findings[0]
-    return min(with_repro, key=lambda f: (len(bundles[f.id].text), f.id))
+    return min(with_repro, key=lambda f: (not bundles[f.id].short_text,
+                                          len(bundles[f.id].short_text or bundles[f.id].text), f.id))
+
+
+def minimised(finding: FindingRecord) -> dict[str, Any]:
+    value = finding.evidence.get("minimised")
+    return value if isinstance(value, dict) else {}
+
+
+def figures(finding: FindingRecord) -> dict[str, Any]:
+    """Per-mode outputs and float64 errors measured on the smallest input (fuzz_core/minimise_finding.py)."""
+    value = minimised(finding).get("figures")
+    return value if isinstance(value, dict) and "test_mode" in value else {}
+
+
+def failing_input(finding: FindingRecord) -> Any:
+    """The input that was run: the smallest failing one when minimised, else the one the campaign kept."""
+    return minimised(finding).get("input") or finding.evidence.get("input")
+
+
+def input_condition(described: Any) -> str:
+    """A title phrase from the failing input itself: "float32 inputs", "an empty float32 tensor", ..."""
+    if not isinstance(described, dict) or not isinstance(described.get("tensors"), list):
+        return ""
+    tensors = [t for t in described["tensors"] if isinstance(t, dict)]
+    if not tensors:
+        return ""
+    dtypes = sorted({str(t.get("dtype", "?")).removeprefix("torch.") for t in tensors})
+    subject = "/".join(dtypes)
+    if all(0 in (t.get("shape") or [1]) for t in tensors):
+        return f"an empty {subject} tensor" if len(tensors) == 1 else f"empty {subject} tensors"
+    if all(t.get("shape") == [] for t in tensors):
+        return f"{subject} scalars (0-d tensors)"
+    extra = " (non-contiguous)" if any(t.get("contiguous") is False for t in tensors) else ""
+    return f"{subject} inputs{extra}"
+
+
+def compute_dtype(test_mode: str, input_dtype: str | None) -> str | None:
+    """The dtype the test mode computes in: the low dtype of a precision mode, else the input's."""
+    family, _, detail = test_mode.partition(":")
+    return detail if family in ("dtype", "autocast") and detail else input_dtype
 
 
 def _slug(text: str) -> str:
@@ -126,13 +180,31 @@ def _observed(finding: FindingRecord, reference: str, test: str) -> list[str]:
         lines.append(markdown_inline(finding.reason, limit=1000))
     if "observed" in evidence:
         lines.append(f"observed value: {markdown_inline(_fmt(evidence['observed']))}")
-    if "test_error_vs_fp64" in evidence:
+    measured = figures(finding)
+    if measured:
+        lines.append(f"{mode_words(test)} returns {markdown_inline(_values(measured.get('test_values')))}, "
+                     f"{mode_words(reference)} returns {markdown_inline(_values(measured.get('reference_values')))}, "
+                     f"the float64 value is {markdown_inline(_values(measured.get('float64_values')))}")
+        if "test_error_vs_fp64" in measured:
+            lines.append(f"largest distance of {mode_words(test)} from the float64 value: "
+                         f"{markdown_inline(_fmt(measured['test_error_vs_fp64']))}")
+    elif "test_error_vs_fp64" in evidence:
         lines.append(f"error of {mode_words(test)} against a float64 computation: "
                      f"{markdown_inline(_fmt(evidence['test_error_vs_fp64']))}")
-    failing_input = describe_input(evidence.get("input"))
-    if failing_input:
-        lines.append(f"failing input: {markdown_inline(failing_input)}")
+    described = describe_input(failing_input(finding))
+    if described:
+        lines.append(f"failing input: {markdown_inline(described)}")
+    shrink = minimised(finding).get("shrink")
+    if isinstance(shrink, dict) and "elements_before" in shrink:
+        lines.append(f"minimised from {markdown_inline(_fmt(shrink['elements_before']))} to "
+                     f"{markdown_inline(_fmt(shrink['elements_after']))} input element(s)")
     return lines or ["(no measurement recorded)"]
+
+
+def _values(values: Any) -> str:
+    if not isinstance(values, list):
+        return "?"
+    return "[" + ", ".join(_fmt(v) for v in values) + "]"
 
 
 def describe_input(described: Any) -> str:
@@ -166,7 +238,11 @@ def _expected(finding: FindingRecord, reference: str, test: str, dtype: str | No
         )
     if "expected" in evidence:
         lines.append(f"expected value: {markdown_inline(_fmt(evidence['expected']))}")
-    if "ref_error_vs_fp64" in evidence:
+    measured = figures(finding)
+    if "reference_error_vs_fp64" in measured:
+        lines.append(f"largest distance of {mode_words(reference)} from the float64 value: "
+                     f"{markdown_inline(_fmt(measured['reference_error_vs_fp64']))}")
+    elif "ref_error_vs_fp64" in evidence and not measured:
         lines.append(f"error of {mode_words(reference)} against a float64 computation: "
                      f"{markdown_inline(_fmt(evidence['ref_error_vs_fp64']))}")
     return lines
@@ -188,15 +264,24 @@ def _description(
         sentences.append(f"{api_code} returns wrong values in {mode_words(test)}{when}.")
     else:
         sentences.append(f"{api_code} returns different values under {mode_words(test)} than under {mode_words(reference)}{when}.")
-    ref_err, test_err = evidence.get("ref_error_vs_fp64"), evidence.get("test_error_vs_fp64")
+    measured = figures(finding)
+    if measured:
+        ref_err, test_err = measured.get("reference_error_vs_fp64"), measured.get("test_error_vs_fp64")
+    else:
+        ref_err, test_err = evidence.get("ref_error_vs_fp64"), evidence.get("test_error_vs_fp64")
+    test_err = math.inf if test_err == "inf" else test_err
     if isinstance(ref_err, (int, float)) and isinstance(test_err, (int, float)) and test_err > ref_err:
         # The fp64 comparison is what separates a bug from accumulation-order noise.
         sentences.append(
             f"The {mode_words(test)} result is further from a float64 computation than the {mode_words(reference)}"
             f" result ({markdown_inline(_fmt(test_err))} vs {markdown_inline(_fmt(ref_err))}), so this is not reordering noise."
         )
-    if len(members) > 1:
-        sentences.append(f"{len(members)} findings with the same signature show it; they are listed below.")
+    apis = sorted({lineage.target_api(f) for f in members})
+    if len(apis) > 1:
+        sentences.append(f"The same fault shows in {', '.join(code_span(a) for a in apis)} (one root cause: the"
+                         f" same symptom where the divergence starts); every finding is listed below.")
+    elif len(members) > 1:
+        sentences.append(f"{len(members)} findings with the same root cause show it; they are listed below.")
     if finding.issue is not None and finding.pattern is not None:
         sentences.append(
             f"TransFuzz found it by transferring the bug pattern of"
@@ -224,10 +309,26 @@ def _labels(kind: str, reference: str, test: str, verdict: str) -> list[str]:
     return labels
 
 
+def _rule_evidence(finding: FindingRecord) -> dict[str, Any]:
+    """The evidence the checklist reads, with the float64 errors measured on the smallest input when there are some."""
+    evidence = dict(finding.evidence)
+    measured = figures(finding)
+    if "reference_error_vs_fp64" in measured and "test_error_vs_fp64" in measured:
+        evidence["ref_error_vs_fp64"] = measured["reference_error_vs_fp64"]
+        evidence["test_error_vs_fp64"] = measured["test_error_vs_fp64"]
+    return evidence
+
+
 def build_report(
-    number: int, group: SignatureGroup, environment: Environment, bundles: dict[int, BundledRepro] | None = None
+    number: int, group: SignatureGroup, environment: Environment, bundles: dict[int, BundledRepro] | None = None,
+    *, root_cause: str = "", possible_duplicates: list[dict[str, Any]] | None = None,
+    opinfo_known: list[dict[str, Any]] | None = None,
 ) -> Report:
-    """One report for a signature group; ``bundles`` are the repro files already written for its findings."""
+    """One report for a group (root cause, Note [Root-cause groups]); ``bundles`` are the repro files already written.
+
+    Title, dtype and figures come from the failing input that ran (the smallest one when minimised), never
+    from the pattern's trigger; the shown repro is the short one when the worker saw it exit 1.
+    """
     bundles = bundles or {}
     members = group.findings
     lead = _representative(members, bundles)
@@ -235,18 +336,23 @@ def build_report(
     api = lineage.target_api(lead)
     reference, test = lineage.mode_pair(lead)
     kind = lineage.kind(lead)
-    dtype = lineage.dtype(lead)
-    condition = lineage.describe_trigger(lineage.trigger(lead), dtype)
+    ran = failing_input(lead)
+    input_dtypes = sorted({str(t.get("dtype", "")).removeprefix("torch.") for t in (ran or {}).get("tensors", [])
+                           if isinstance(t, dict) and t.get("dtype")}) if isinstance(ran, dict) else []
+    dtype = input_dtypes[0] if len(input_dtypes) == 1 else lineage.dtype(lead)
+    condition = input_condition(ran) or lineage.describe_trigger(lineage.trigger(lead), dtype)
     ablation = lead.evidence.get("backend_ablation")
+    shown_repro = (lead_bundle.short_text or lead_bundle.text) if lead_bundle else ""
     rules = check_rules(
         api=api,
         reference_mode=reference,
         test_mode=test,
-        evidence=lead.evidence,
-        repro=lead_bundle.text if lead_bundle else "",
+        evidence=_rule_evidence(lead),
+        repro=shown_repro,
         collect_env_ok=not environment.collect_env.startswith("("),
-        dtype=dtype,
+        dtype=compute_dtype(test, dtype),
     )
+    shrink = minimised(lead).get("shrink")
     versions = sorted({str(f.evidence["torch_version"]) for f in members if f.evidence.get("torch_version")})
     return Report(
         number=number,
@@ -261,12 +367,20 @@ def build_report(
         signature=lead.signature,
         description=_description(lead, members, api, reference, test, condition),
         observed=_observed(lead, reference, test),
-        expected=_expected(lead, reference, test, dtype),
+        expected=_expected(lead, reference, test, compute_dtype(test, dtype)),
         backend_ablation=ablation if isinstance(ablation, dict) else {},
         representative_finding=lead.id,
-        repro=lead_bundle.text if lead_bundle else "",
+        repro=shown_repro,
         repro_inputs_file=lead_bundle.inputs_file if lead_bundle else None,
         repro_note=lead_bundle.note if lead_bundle else "",
+        short_repro_file=lead_bundle.short_file if lead_bundle else None,
+        full_repro_file=lead_bundle.repro_file if lead_bundle else None,
+        apis=sorted({lineage.target_api(f) for f in members}),
+        root_cause=root_cause,
+        shrink=shrink if isinstance(shrink, dict) else None,
+        possible_duplicates=list(possible_duplicates or []),
+        opinfo_known=list(opinfo_known or []),
+        confirmed=lead.verdict == "confirmed" and all_met(rules),
         pattern_formal=formal_text(lead),
         source_issue=None
         if lead.issue is None
@@ -326,4 +440,5 @@ def with_repro_checks(report: Report, checks: list[ReproCheck]) -> Report:
             detail=f"{sum(1 for c in checks if c.agrees)} script(s) run in a fresh interpreter gave the expected exit code",
         )
     rules = [*report.rules, rule]
-    return report.model_copy(update={"rules": rules, "rules_met": all_met(rules)})
+    return report.model_copy(update={"rules": rules, "rules_met": all_met(rules),
+                                     "confirmed": report.confirmed and all_met(rules)})

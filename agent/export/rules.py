@@ -133,9 +133,29 @@ def _tolerance_rule(evidence: dict[str, Any], repro: str, dtype: str | None) -> 
     explicit = _explicit_tolerances(repro) if repro.strip() else []
     if explicit is None:
         return RuleCheck(rule=rule, status="unclear", detail="the repro script does not parse")
+    if explicit and default is not None and _all_default(repro, default):
+        return RuleCheck(rule=rule, status="met", detail=f"torch.testing defaults for {dtype}, written out in the repro")
     if explicit:
         return RuleCheck(rule=rule, status="unclear", detail=f"the repro passes rtol/atol explicitly ({explicit[0]}); make sure they are the defaults")
     return RuleCheck(rule=rule, status="met", detail="torch.testing defaults for the dtype")
+
+
+def _all_default(repro: str, default: tuple[float, float]) -> bool:
+    """Every rtol=/atol= a comparison call in the repro passes is a number equal to the dtype's default."""
+    for node in ast.walk(ast.parse(repro)):
+        if not isinstance(node, ast.Call):
+            continue
+        name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+        if name not in _COMPARISONS:
+            continue
+        for keyword in node.keywords:
+            if keyword.arg in ("rtol", "atol"):
+                value = keyword.value
+                if not (isinstance(value, ast.Constant) and isinstance(value.value, (int, float))):
+                    return False
+                if value.value != default[0 if keyword.arg == "rtol" else 1]:
+                    return False
+    return True
 
 
 def _flag_set(evidence: dict[str, Any], name: str) -> bool:

@@ -12,7 +12,7 @@ import json
 import os
 from datetime import datetime
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel
 
@@ -31,6 +31,24 @@ COLLECT_ENV_NAME = "collect_env.txt"
 
 class ExportError(ValueError):
     """The output directory cannot hold an export."""
+
+
+class GroupContext(BaseModel):
+    """What grouping and the "already reported?" check found for one group (agent/review/grouping.py, known.py)."""
+
+    root_cause: str = ""
+    possible_duplicates: list[dict[str, Any]] = []
+    opinfo_known: list[dict[str, Any]] = []
+    known_expected_failure: bool = False
+
+
+class KnownEntry(BaseModel):
+    """A group left out as not new: OpInfo already marks it an expected failure for this op and mode."""
+
+    key: str
+    apis: list[str]
+    finding_ids: list[int]
+    opinfo_known: list[dict[str, Any]]
 
 
 class IndexEntry(BaseModel):
@@ -52,6 +70,12 @@ class IndexEntry(BaseModel):
     rules_met: bool
     labels: list[str]
     repro_checks: list[ReproCheck] | None = None
+    apis: list[str] = []
+    root_cause: str = ""
+    confirmed: bool = False
+    short_repro_files: list[str] = []
+    short_repro_checks: list[ReproCheck] | None = None
+    possible_duplicates: list[str] = []
 
 
 class ExportIndex(BaseModel):
@@ -65,11 +89,13 @@ class ExportIndex(BaseModel):
     report_count: int
     finding_count: int
     reports: list[IndexEntry]
+    known_expected_failures: list[KnownEntry] = []
 
     @property
     def disagreements(self) -> list[ReproCheck]:
         """Repro scripts whose exit code contradicts their finding's verdict."""
-        return [c for e in self.reports for c in (e.repro_checks or []) if c.agrees is False]
+        return [c for e in self.reports for c in [*(e.repro_checks or []), *(e.short_repro_checks or [])]
+            if c.agrees is False]
 
 
 def _write(path: Path, text: str) -> None:
@@ -111,28 +137,44 @@ def write_export(
     check_repro: bool = False,
     repro_timeout_s: float = 120.0,
     sandbox: bool = True,
+    contexts: dict[str, GroupContext] | None = None,
 ) -> ExportIndex:
+    """``contexts`` (by group key) carry root cause and duplicate matches; a known expected failure is not a report."""
     prepare_out_dir(out)
+    contexts = contexts or {}
+    known: list[KnownEntry] = []
     stale = _previous_files(out)
     written: set[str] = set()
     entries: list[IndexEntry] = []
 
     _write(out / COLLECT_ENV_NAME, environment.collect_env.rstrip() + "\n")
     written.add(COLLECT_ENV_NAME)
-    for number, group in enumerate(groups, start=1):
+    number = 0
+    for group in groups:
+        context = contexts.get(group.key, GroupContext())
+        if context.known_expected_failure:
+            known.append(KnownEntry(key=group.key, apis=sorted({str(f.harness_spec.get("api", "?")) for f in group.findings}),
+                                    finding_ids=[f.id for f in group.findings], opinfo_known=context.opinfo_known))
+            continue
+        number += 1
         bundles = {b.finding_id: b for b in (bundle_repro(out, f) for f in group.findings) if b is not None}
         for bundle in bundles.values():
             written.add(bundle.repro_file)
             if bundle.inputs_file:
                 written.add(bundle.inputs_file)
-        report = build_report(number, group, environment, bundles)
-        checks = _check_repros(out, group, bundles, repro_timeout_s, sandbox) if check_repro else None
-        if checks is not None:
-            report = with_repro_checks(report, checks)
+            if bundle.short_file:
+                written.add(bundle.short_file)
+        report = build_report(number, group, environment, bundles, root_cause=context.root_cause,
+                              possible_duplicates=context.possible_duplicates, opinfo_known=context.opinfo_known)
+        checks = short_checks = None
+        if check_repro:
+            checks = _check_repros(out, group, bundles, repro_timeout_s, sandbox)
+            short_checks = _check_repros(out, group, bundles, repro_timeout_s, sandbox, short=True)
+            report = with_repro_checks(report, checks + short_checks)
         name = f"{report.slug}.md" if fmt == "markdown" else f"{report.slug}.json"
         _write(out / name, _render(report, fmt))
         written.add(name)
-        entries.append(_entry(report, name, list(bundles.values()), checks))
+        entries.append(_entry(report, name, list(bundles.values()), checks, short_checks))
 
     index = ExportIndex(
         generated_at=utcnow(),
@@ -145,6 +187,7 @@ def write_export(
         report_count=len(entries),
         finding_count=sum(len(e.finding_ids) for e in entries),
         reports=entries,
+        known_expected_failures=known,
     )
     _write(out / INDEX_NAME, index.model_dump_json(indent=2) + "\n")
     for name in stale - written:
@@ -153,15 +196,20 @@ def write_export(
 
 
 def _check_repros(
-    out: Path, group: SignatureGroup, bundles: dict[int, BundledRepro], timeout_s: float, sandbox: bool = True
+    out: Path, group: SignatureGroup, bundles: dict[int, BundledRepro], timeout_s: float, sandbox: bool = True,
+    *, short: bool = False,
 ) -> list[ReproCheck]:
-    """Run the group's repro scripts, a few at once: each is a separate interpreter that mostly waits on torch's import."""
+    """Run the group's repro scripts (the long ones, or with `short` the short ones), a few at once: each is a
+    separate interpreter that mostly waits on torch's import."""
     from concurrent.futures import ThreadPoolExecutor
 
-    runnable = [f for f in group.findings if f.id in bundles]
+    runnable = [f for f in group.findings if f.id in bundles and (bundles[f.id].short_file or not short)]
 
     def check(finding: FindingRecord) -> ReproCheck:
         bundle = bundles[finding.id]
+        if short:
+            return run_repro(out / str(bundle.short_file), finding_id=finding.id, verdict=finding.verdict,
+                             timeout_s=timeout_s, sandbox=sandbox)
         args = [str((out / bundle.inputs_file).resolve())] if bundle.inputs_file else []
         return run_repro(out / bundle.repro_file, finding_id=finding.id, verdict=finding.verdict, args=args,
                          timeout_s=timeout_s, sandbox=sandbox)
@@ -177,7 +225,8 @@ def _render(report: Report, fmt: Format) -> str:
     return report.model_dump_json(indent=2) + "\n"
 
 
-def _entry(report: Report, name: str, bundles: list[BundledRepro], checks: list[ReproCheck] | None) -> IndexEntry:
+def _entry(report: Report, name: str, bundles: list[BundledRepro], checks: list[ReproCheck] | None,
+           short_checks: list[ReproCheck] | None = None) -> IndexEntry:
     source = report.source_issue
     return IndexEntry(
         number=report.number,
@@ -198,4 +247,10 @@ def _entry(report: Report, name: str, bundles: list[BundledRepro], checks: list[
         rules_met=report.rules_met,
         labels=report.labels,
         repro_checks=checks,
+        apis=report.apis,
+        root_cause=report.root_cause,
+        confirmed=report.confirmed,
+        short_repro_files=[b.short_file for b in bundles if b.short_file],
+        short_repro_checks=short_checks,
+        possible_duplicates=[str(d.get("url") or d.get("ref")) for d in report.possible_duplicates],
     )

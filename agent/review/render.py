@@ -45,9 +45,13 @@ def _block(text: str) -> list[str]:
     return strip_control(text, keep_newlines=True).splitlines()
 
 
-def render_detail(detail: FindingDetail) -> str:
-    """The text `review show` prints; every line is free of terminal control sequences."""
-    return "\n".join(_detail_lines(detail))
+def render_detail(detail: FindingDetail, *, group: list[str] | None = None) -> str:
+    """The text `review show` prints; every line is free of terminal control sequences.
+    `group`: lines about the finding's root-cause group (agent/review/grouping.py)."""
+    lines = _detail_lines(detail)
+    if group:
+        lines += ["", "Root-cause group:"] + [f"  {one_line(line)}" for line in group]
+    return "\n".join(lines)
 
 
 def _detail_lines(detail: FindingDetail) -> list[str]:
