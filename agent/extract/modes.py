@@ -12,7 +12,8 @@ from agent.extract.vocab import LOW_PRECISION
 from agent.patterns import PatternKind
 
 _LAYOUT_WORDS = re.compile(r"contiguous|channels[_ ]last|stride|memory[_ ]format|expand|transpos|layout")
-_VARIANT_WORDS = re.compile(r"\bout=|in-place|inplace|\bout\b argument")
+# in-place writes through expanded (stride-0) or overlapping views are aliasing reports of the variant pair
+_VARIANT_WORDS = re.compile(r"\bout=|in-place|inplace|\bout\b argument|\balias|overlapping|\bexpand(?:ed)?\b|stride.0")
 
 
 class _AllWords:

@@ -17,6 +17,9 @@ from agent.extract.vocab import DTYPE_METHODS, DTYPE_NAMES, LAYOUT_METHODS, tens
 DEFAULT_ALIASES = {"torch": "torch", "nn": "torch.nn", "F": "torch.nn.functional", "np": "numpy", "numpy": "numpy"}
 _NAN_NAMES = {"torch.nan", "math.nan", "numpy.nan", "numpy.NaN", "numpy.NAN"}
 _INF_NAMES = {"torch.inf", "math.inf", "numpy.inf", "numpy.Inf", "numpy.PINF"}
+# Devices whose results a report compares with the CPU's; ``CodeFacts.cuda`` means "ran on one of them"
+# (the pattern needs an accelerator; an MPS report is checked where CUDA is, the nearest we run).
+ACCELERATORS = ("cuda", "mps", "xpu")
 
 
 @dataclass
@@ -281,7 +284,7 @@ class _Scanner(ast.NodeVisitor):
             elif value == "-inf":
                 self.facts.add_special("-inf")
         device = kwargs.get("device")
-        if isinstance(device, str) and device.startswith("cuda"):
+        if isinstance(device, str) and device.startswith(ACCELERATORS):
             self.facts.cuda = True
         dtype = kwargs.get("dtype")
         if isinstance(dtype, str) and dtype.startswith("torch."):
@@ -379,7 +382,7 @@ class _Scanner(ast.NodeVisitor):
         for value in [*args, kwargs.get("dtype"), kwargs.get("device"), kwargs.get("memory_format")]:
             if not isinstance(value, str):
                 continue
-            if value.startswith("cuda"):
+            if value.startswith(ACCELERATORS):
                 self.facts.cuda = True
             elif value == "torch.channels_last":
                 self.facts.memory_format_channels_last = True

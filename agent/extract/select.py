@@ -5,7 +5,15 @@ from __future__ import annotations
 import re
 
 from agent.extract.scan import CallSite
-from agent.extract.vocab import COMPARATORS, DTYPE_NAMES, INFRA_METHODS, INFRA_PREFIXES, INFRA_TORCH
+from agent.extract.vocab import (
+    COMPARATORS,
+    DTYPE_NAMES,
+    INFRA_METHODS,
+    INFRA_PREFIXES,
+    INFRA_TORCH,
+    NEVER_UNDER_TEST,
+    SIZE_CONSTRUCTORS,
+)
 
 _WORD_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _PROSE_API_RE = re.compile(r"\b(torch|F|nn)\.([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)")
@@ -26,6 +34,14 @@ def is_infra(site: CallSite) -> bool:
     return is_tooling(site.api) or (site.kind == "method" and _short(site.api) in INFRA_METHODS)
 
 
+def _sized_from_a_tensor(site: CallSite) -> bool:
+    """``torch.zeros(x.size(0), 8)`` inside the snippet's own code: a size a trace may freeze.
+
+    A size that is not a literal reads as None in the call's args (scan.literal).
+    """
+    return site.api in SIZE_CONSTRUCTORS and site.in_user_code and any(arg is None for arg in site.args)
+
+
 def _title_position(api: str, title_words: list[str]) -> int | None:
     short = _short(api).lower()
     for position, word in enumerate(title_words):
@@ -44,9 +60,11 @@ def choose_api(calls: list[CallSite], title: str, prose: str) -> tuple[str | Non
     user_code: set[str] = set()
     uses: dict[str, float] = {}
     for site in calls:
-        if is_tooling(site.api) or (
+        if _short(site.api) in NEVER_UNDER_TEST and site.kind == "method":
+            continue
+        if not _sized_from_a_tensor(site) and (is_tooling(site.api) or (
             is_infra(site) and (_title_position(site.api, title_words) is None or site.api not in computing)
-        ):
+        )):
             continue
         if site.api not in uses:
             order.append(site.api)

@@ -71,6 +71,16 @@ INFRA_METHODS: frozenset[str] = frozenset(
         "to_dense", "coalesce", "sub", "add", "mul", "div",
     }
 )
+# Plumbing that is never the API under test, even when the title names it ("backward gives NaN",
+# "the batch size is frozen", "differs on cuda"): the op that computes is.
+NEVER_UNDER_TEST: frozenset[str] = frozenset(
+    {"backward", "size", "cuda", "cpu", "to", "item", "numel", "stride", "dim", "requires_grad_", "detach",
+     "clone", "tolist", "numpy", "type", "retain_grad", "register_hook"}
+)
+# Constructors whose sizes a trace records as constants: under test when their size comes from a tensor.
+SIZE_CONSTRUCTORS: frozenset[str] = frozenset(
+    {"torch.zeros", "torch.ones", "torch.full", "torch.empty", "torch.arange", "torch.linspace", "torch.eye"}
+)
 # Module methods that switch state or move the module, not ops.
 MODULE_METHODS: frozenset[str] = frozenset(
     {"eval", "train", "to", "cuda", "cpu", "half", "float", "double", "bfloat16", "parameters",
