@@ -144,7 +144,7 @@ def check_reproducible(h: Campaign, case: ValueCase) -> Outcome:
 def check_fp64(h: Campaign, case: ValueCase) -> Outcome:
     """4. The test mode is further from the float64 result than the reference (PyTorch's own rule)."""
     assert h.target is not None and h.test is not None
-    fp64 = h.gauge_free(execute_fp64(h.target, case.sample, reseed=h.reseed))
+    fp64 = h.gauge_free(execute_fp64(h.target, case.sample, reseed=h.reseed, mode=h.test))
     if fp64.status != "ok":
         return case.finding(V.SUSPICIOUS, f"beyond tolerance, but no float64 reference ({fp64.error_text})")
     path = case.mismatch.path
@@ -313,7 +313,7 @@ def check_nan_inf(h: Campaign, entry: CorpusEntry, test: Execution) -> Finding |
     assert h.target is not None and h.test is not None and h.reference is not None
     if not inputs_finite(entry.sample.tree()):
         return "pass"
-    fp64 = execute_fp64(h.target, entry.sample, reseed=h.reseed)
+    fp64 = execute_fp64(h.target, entry.sample, reseed=h.reseed, mode=h.test)
     hit = unexpected_nonfinite(test.output, fp64.output if fp64.status == "ok" else None)
     if hit is None:
         return "pass"
