@@ -9,9 +9,7 @@ import pytest
 
 from fuzz_core.spec import HarnessSpec, SpecError
 from fuzz_core.target import TargetError, build_target, resolve_qualified
-
-ATTACK_APIS = ["torch.os.system", "os.system", "builtins.eval", "torch.hub.load", "torch.load",
-               "torch.utils.cpp_extension.load_inline", "torch.Tensor.__class__", "torch.ops.load_library"]
+from tests.fuzz_core.api_attacks import ATTACK_APIS
 
 
 @pytest.mark.parametrize("api", ATTACK_APIS)

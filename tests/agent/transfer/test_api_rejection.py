@@ -11,9 +11,8 @@ from db.queries import transfer as q
 from db.store import Store
 from fuzz_core.api_names import ApiRejected
 from tests.db.fixtures import add_issue_with_pattern
+from tests.fuzz_core.api_attacks import ATTACK_APIS
 
-ATTACK_APIS = ["torch.os.system", "os.system", "builtins.eval", "torch.hub.load", "torch.load",
-               "torch.utils.cpp_extension.load_inline", "torch.Tensor.__class__", "torch.ops.load_library"]
 ACTIVATION = [{"name": "input", "role": "input", "kind": "tensor"}]
 
 

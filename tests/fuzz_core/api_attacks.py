@@ -1,0 +1,4 @@
+"""API names the trust-boundary issue saw turned into patterns, candidates and worker calls."""
+
+ATTACK_APIS = ["torch.os.system", "os.system", "builtins.eval", "torch.hub.load", "torch.load",
+               "torch.utils.cpp_extension.load_inline", "torch.Tensor.__class__", "torch.ops.load_library"]
