@@ -55,7 +55,7 @@ def fp64_distance(value: torch.Tensor, fp64: torch.Tensor) -> float:
     The short repro prints the same measure (its `err`), so report and script agree."""
     v, f = value.detach().double(), fp64.detach().double()
     same = (v == f) | (v.isnan() & f.isnan())
-    return max(torch.where(same, 0.0, (v - f).abs().nan_to_num(nan=math.inf)).flatten().tolist(), default=0.0)
+    return max(torch.where(same, 0.0, (v - f).abs().nan_to_num(nan=math.inf, posinf=math.inf)).flatten().tolist(), default=0.0)
 
 
 def _shown(t: torch.Tensor, limit: int = 8) -> list[Any]:

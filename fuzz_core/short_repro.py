@@ -149,7 +149,7 @@ def _mode_call(mode: str, options: dict[str, Any], api: str, arguments: _Argumen
 
 _COMPARE_VALUES = '''def err(t):  # largest distance from the float64 value; NaN where float64 is a number counts as infinite
     same = (t.double() == f64) | (t.isnan() & f64.isnan())
-    return max(torch.where(same, 0.0, (t.double() - f64).abs().nan_to_num(nan=float("inf"))).flatten().tolist(), default=0.0)
+    return max(torch.where(same, 0.0, (t.double() - f64).abs().nan_to_num(nan=float("inf"), posinf=float("inf"))).flatten().tolist(), default=0.0)
 close = torch.allclose(res.double(), ref.to(res.dtype).double(), rtol={rtol}, atol={atol}, equal_nan=True)
 print(f"allclose (default tolerances of {{res.dtype}}): {{close}}; error vs float64: {ref_label} {{err(ref):.6g}}, {test_label} {{err(res):.6g}}")
 sys.exit(1 if not close and err(res) > err(ref) else 0)'''
