@@ -123,6 +123,8 @@ def _explicit_tolerances(repro: str) -> list[str] | None:
 
 def _tolerance_rule(evidence: dict[str, Any], repro: str, dtype: str | None) -> RuleCheck:
     rule = "default tolerances"
+    if evidence.get("mismatch_kind") == "nan_inf":
+        return RuleCheck(rule=rule, status="n/a", detail="NaN/Inf where the float64 value is finite: no tolerance applies")
     used = evidence.get("tolerance")
     default = DEFAULT_TOLERANCES.get(dtype or "")
     if isinstance(used, dict) and default is not None and {"rtol", "atol"} <= set(used):
