@@ -176,6 +176,9 @@ class Finding(Base):
         Index("ix_findings_verdict", "verdict"),
         Index("ix_findings_signature", "signature"),
         Index("ix_findings_review_status", "review_status"),
+        # Note [One verdict per claim] (db/queries/campaign.py): a claim of a harness yields at most one row per
+        # variant, however often a result is retried or re-sent.
+        UniqueConstraint("harness_id", "attempt", "variant", name="uq_findings_harness_id"),
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)
@@ -188,6 +191,8 @@ class Finding(Base):
     signature: Mapped[str] = mapped_column(String(200), default="")
     review_status: Mapped[str] = mapped_column(String(30), default="unreviewed")
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    attempt: Mapped[int | None] = mapped_column(Integer)  # the harness's claim (its `attempts`) this verdict came from
+    variant: Mapped[str] = mapped_column(String(64), default="", server_default="")  # which precision variant
 
     harness: Mapped[Harness] = relationship(back_populates="findings")
     reviews: Mapped[list[Review]] = relationship(back_populates="finding", cascade="all, delete-orphan")

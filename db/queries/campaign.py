@@ -1,13 +1,23 @@
 """The fuzz work queue and campaign bookkeeping: claim harnesses, store findings as they come.
 
-Claiming is one conditional UPDATE per harness (pending → running), which is safe for many
-campaigns on PostgreSQL and on SQLite alike. Each campaign beats a heartbeat on its run; a
-harness left `running` by a campaign that ended or whose heartbeat went stale (it was killed)
-is handed back to the queue.
+Claiming locks the pending row with `FOR UPDATE SKIP LOCKED` (PostgreSQL: a second driver skips a
+row the first is claiming instead of waiting for it) and then moves it pending → running with a
+conditional UPDATE, so two drivers never hold the same harness. Each campaign beats a heartbeat on
+its run (its lease); a harness left `running` by a campaign that ended or whose heartbeat went
+stale (it was killed) is handed back to the queue. SQLite serialises writers, so there one live
+driver at a time is allowed (`refuse_second_driver`).
+
+Note [One verdict per claim]
+Every claim bumps `harnesses.attempts`; a verdict row records the claim (`attempt`) and the precision
+variant it came from, and (harness_id, attempt, variant) is unique. A result is written only while the
+harness is still claimed by the writing run, under a row lock; a retried write (the database went away
+after the commit but before the answer) finds its own row and does not add another.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -82,8 +92,43 @@ def pending_harnesses(session: Session) -> list[tuple[int, dict[str, Any]]]:
     return [(hid, spec) for _, _, hid, spec in ordered]
 
 
+class DriverBusy(RuntimeError):
+    """Another campaign driver is live on a database that cannot share the queue (SQLite)."""
+
+
+def live_runs(session: Session, command: str, stale_after: timedelta, now: datetime | None = None) -> list[int]:
+    """Runs of `command` that have not ended and whose heartbeat is fresh."""
+    cutoff = (now or utcnow()) - stale_after
+    return list(session.scalars(
+        select(models.Run.id).where(models.Run.command == command, models.Run.ended_at.is_(None),
+                                    models.Run.heartbeat_at >= cutoff).order_by(models.Run.id)))
+
+
+def refuse_second_driver(session: Session, stale_after: timedelta) -> None:
+    """On SQLite one fuzz driver at a time: a second one is refused with the live run it would race."""
+    if session.get_bind().dialect.name != "sqlite":
+        return
+    live = live_runs(session, "fuzz", stale_after)
+    if live:
+        raise DriverBusy(f"fuzz run {live[0]} is still running on this SQLite database (heartbeat within "
+                         f"{stale_after.total_seconds():.0f} s); SQLite cannot share the queue between drivers: "
+                         f"wait for it, or put many drivers on PostgreSQL (--db postgresql+psycopg://...)")
+
+
+def variant_key(spec: dict[str, Any]) -> str:
+    """A short content hash naming one variant of a harness's spec (Note [One verdict per claim])."""
+    blob = json.dumps(spec, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
 def claim(session: Session, harness_id: int, run_id: int | None = None) -> bool:
-    """pending → running; False when another campaign got there first."""
+    """pending → running; False when another campaign got there first (or is claiming it right now)."""
+    free = session.execute(
+        select(models.Harness.id).where(models.Harness.id == harness_id, models.Harness.status == "pending")
+        .with_for_update(skip_locked=True)
+    ).scalar_one_or_none()
+    if free is None:
+        return False
     result = session.execute(
         update(models.Harness)
         .where(models.Harness.id == harness_id, models.Harness.status == "pending")
@@ -101,11 +146,25 @@ def release(session: Session, harness_id: int) -> None:
 
 
 def record_result(session: Session, harness_id: int, run_id: int | None, *, verdict: str, reason: str,
-                  evidence: dict[str, Any], repro: str, signature: str) -> int:
+                  evidence: dict[str, Any], repro: str, signature: str, variant: str = "") -> int | None:
+    """Store one verdict; None when `run_id` no longer holds the harness's claim (another driver took it
+    over after this run's lease lapsed), so nothing is written. Note [One verdict per claim]."""
+    harness = session.execute(
+        select(models.Harness).where(models.Harness.id == harness_id).with_for_update()
+    ).scalar_one_or_none()
+    attempt = None
+    if run_id is not None and harness is not None:
+        if harness.run_id != run_id:
+            return None
+        attempt = harness.attempts
+        existing = session.scalar(select(models.Finding.id).where(
+            models.Finding.harness_id == harness_id, models.Finding.attempt == attempt,
+            models.Finding.variant == variant))
+        if existing is not None:
+            return existing
     finding = models.Finding(harness_id=harness_id, run_id=run_id, verdict=verdict, reason=reason,
-                             evidence=evidence, repro=repro, signature=signature)
+                             evidence=evidence, repro=repro, signature=signature, attempt=attempt, variant=variant)
     session.add(finding)
-    harness = session.get(models.Harness, harness_id)
     if harness is not None:
         harness.status = "error" if verdict == "error" else "done"
     session.flush()

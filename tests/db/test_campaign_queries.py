@@ -54,7 +54,7 @@ def test_result_is_stored_and_counted(store: Store) -> None:
     hid = _harness(store)
     with store.session() as session:
         run_id = q.start_run(session, "fuzz", {"budget_s": 1})
-        q.claim(session, hid)
+        q.claim(session, hid, run_id)
         q.record_result(session, hid, run_id, verdict="confirmed", reason="r", evidence={"max_abs_diff": 1.0},
                         repro="print()", signature="sig")
         q.finish_run(session, run_id, "completed", {"tasks": 1})
