@@ -102,12 +102,14 @@ def summary(store: Store, *, top: int = 10) -> dict[str, Any]:
     return counts
 
 
-def ingest_stage(store: Store, settings: Settings, source: str, *, limit: int | None = None) -> dict[str, Any]:
+def ingest_stage(store: Store, settings: Settings, source: str, *, limit: int | None = None,
+                 filters: dict[str, Any] | None = None) -> dict[str, Any]:
+    """``filters``: ingest_source's GitHub filters (labels, state, since, comments)."""
     from agent.ingest import DumpFormatError, GitHubError, ingest_source
 
     token = settings.github_token.get_secret_value() if settings.github_token else None
     try:
-        result = ingest_source(store, source, token=token, limit=limit)
+        result = ingest_source(store, source, token=token, limit=limit, **(filters or {}))
     except (DumpFormatError, GitHubError) as exc:
         raise ValueError(str(exc)) from None
     return result.model_dump(mode="json")

@@ -26,6 +26,21 @@ def masked(url: str) -> str:
         return url.split("://", 1)[0] + "://***" if "://" in url else "***"
 
 
+URL_FORMS = ("sqlite:///relative/path.db, sqlite:////absolute/path.db "
+             "or postgresql+psycopg://USER[:PASSWORD]@HOST[:PORT]/DBNAME")
+
+
+def sqlite_file(url: str) -> str | None:
+    """The file a SQLite URL names (None for other databases, in-memory SQLite, or a URL that does not parse)."""
+    try:
+        parsed = make_url(resolve_db_url(url))
+    except ArgumentError:
+        return None
+    if parsed.get_backend_name() != "sqlite" or parsed.database in (None, "", ":memory:"):
+        return None
+    return parsed.database
+
+
 def resolve_db_url(explicit: str | None = None) -> str:
     """Explicit URL (flag/settings) > TRANSFUZZ_DB_URL > the embedded SQLite default."""
     url = explicit or os.environ.get(DB_URL_ENV) or DEFAULT_DB_URL
@@ -52,14 +67,14 @@ def make_engine(url: str) -> Engine:
     try:
         parsed = make_url(url)
     except ArgumentError as exc:
-        raise DatabaseUnavailable(f"invalid database URL {masked(url)}: {exc}") from None
+        raise DatabaseUnavailable(f"invalid database URL {masked(url)}: {exc}; expected {URL_FORMS}") from None
     kwargs: dict = {"future": True}
     if parsed.get_backend_name() == "postgresql":
         kwargs.update(pool_pre_ping=True, connect_args={"connect_timeout": 5})
     try:
         engine = create_engine(url, **kwargs)
     except Exception as exc:  # missing driver, bad options
-        raise DatabaseUnavailable(f"cannot use database {masked(url)}: {exc}") from None
+        raise DatabaseUnavailable(f"cannot use database {masked(url)}: {exc}; expected {URL_FORMS}") from None
     if parsed.get_backend_name() == "sqlite":
         event.listen(engine, "connect", _sqlite_pragmas)
     try:

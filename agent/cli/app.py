@@ -70,4 +70,8 @@ _register()
 
 
 def main() -> None:
-    app()
+    import sys
+
+    from agent.cli.argv import hoist_global_options
+
+    app(args=hoist_global_options(sys.argv[1:]), prog_name="transfuzz")

@@ -24,11 +24,23 @@ class CliContext:
     err: Console = field(default_factory=lambda: Console(stderr=True))
     _store: Any = None
 
-    def store(self):  # type: ignore[no-untyped-def]
-        """Open (once) the configured database at the current schema; exit 2 if unreachable."""
+    def store(self, *, must_exist: bool = False):  # type: ignore[no-untyped-def]
+        """Open (once) the configured database at the current schema; exit 2 if unreachable.
+
+        must_exist: commands that only read (review, stats, export) never create a SQLite file: a typo
+        in its path would otherwise show an empty new database as "no findings".
+        """
         if self._store is None:
-            from db.engine import DatabaseUnavailable
+            from db.engine import DatabaseUnavailable, sqlite_file
             from db.store import open_store
+
+            path = sqlite_file(self.settings.db_url)
+            if must_exist and path is not None:
+                from pathlib import Path
+
+                if not Path(path).expanduser().is_file():
+                    fail(f"no database at {Path(path).expanduser().resolve()}: check --db or TRANSFUZZ_DB_URL "
+                         "(`transfuzz run` or `transfuzz ingest` creates one)", code=EXIT_USAGE)
 
             try:
                 self._store = open_store(self.settings.db_url)
@@ -37,8 +49,15 @@ class CliContext:
         return self._store
 
     def emit(self, obj: Any) -> None:
-        """Machine-readable output: one JSON document on stdout."""
-        sys.stdout.write(json.dumps(obj, indent=2, default=str, ensure_ascii=False) + "\n")
+        """Machine-readable output: one JSON document on stdout (Note [Non-finite numbers in --json])."""
+        from pydantic import BaseModel
+
+        from agent.cli.json_out import json_ready
+
+        if isinstance(obj, BaseModel):
+            obj = obj.model_dump(mode="json")
+        text = json.dumps(json_ready(obj), indent=2, default=str, ensure_ascii=False, allow_nan=False)
+        sys.stdout.write(text + "\n")
         sys.stdout.flush()
 
     def close(self) -> None:

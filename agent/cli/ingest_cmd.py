@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
 import typer
 from rich.progress import BarColumn, DownloadColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
@@ -15,11 +15,31 @@ from agent.cli.context import EXIT_FAILURE, EXIT_USAGE, CliContext, fail, get_ct
 
 MAX_SKIP_LINES = 20  # bad records printed one per line; the rest are counted in the summary
 
+# The GitHub filters, shared by `ingest github` and `run github:OWNER/REPO`.
+LabelOpt = Annotated[list[str] | None, typer.Option(
+    "--label", help="Only issues with this label (repeatable: all must match), e.g. \"module: correctness (silent)\".")]
+IssueState = Literal["open", "closed", "all"]  # agent.ingest.github_sync.STATES (a test ties them)
+StateOpt = Annotated[IssueState, typer.Option("--state", help="Issue state.")]
+SinceOpt = Annotated[str | None, typer.Option(
+    "--since", help="Only issues updated at or after this date (2025-01-01 or 2025-01-01T12:00:00Z).")]
+CommentsOpt = Annotated[bool, typer.Option(
+    "--comments", help="Also fetch each changed issue's comments (one more request per issue).")]
+
+GITHUB_EPILOG = (
+    "Token: set GITHUB_TOKEN (a fine-grained token with read access to public repositories is enough); it is "
+    "read from the environment only, never from the command line. Rate limits: without a token GitHub allows "
+    "60 requests an hour, with one 5,000; a page holds 100 issues, --comments costs a request per issue, and "
+    "the sync waits (and says so) when the limit is reached. The sync is incremental: running it again fetches "
+    "only what changed, and --limit stops early (the next run resumes). "
+    "A first run on the real tracker: "
+    "transfuzz ingest github pytorch/pytorch --label \"module: correctness (silent)\" --since 2025-01-01 --limit 500"
+)
+
 
 def register(app: typer.Typer) -> None:
     """Add the ``ingest`` group (``github``, ``file``) to the root app."""
     ingest_app = typer.Typer(help="Load issues from GitHub or a dump file.", no_args_is_help=True)
-    ingest_app.command("github")(github)
+    ingest_app.command("github", epilog=GITHUB_EPILOG)(github)
     ingest_app.command("file")(file)
     app.add_typer(ingest_app, name="ingest")
 
@@ -87,14 +107,14 @@ def _report(cli: CliContext, summary) -> None:  # type: ignore[no-untyped-def]
 def github(
     ctx: typer.Context,
     repo: Annotated[str, typer.Argument(help="OWNER/REPO, e.g. pytorch/pytorch.")],
-    label: Annotated[list[str] | None, typer.Option("--label", help="Only issues with this label (repeatable: all must match).")] = None,
-    state: Annotated[str, typer.Option("--state", help="open, closed or all.")] = "all",
-    since: Annotated[str | None, typer.Option("--since", help="Only issues updated at or after this ISO date.")] = None,
+    label: LabelOpt = None,
+    state: StateOpt = "all",
+    since: SinceOpt = None,
     limit: Annotated[int | None, typer.Option("--limit", help="Stop after this many issues (the next run resumes).")] = None,
-    comments: Annotated[bool, typer.Option("--comments", help="Also fetch each changed issue's comments.")] = False,
+    comments: CommentsOpt = False,
     api_url: Annotated[str | None, typer.Option("--api-url", help="REST API base URL (GitHub Enterprise: https://HOST/api/v3).")] = None,
 ) -> None:
-    """Sync a repository's issues from the GitHub REST API (incremental; rate-limit aware)."""
+    """Sync a repository's issues from the GitHub REST API (incremental; rate-limit aware; token in GITHUB_TOKEN)."""
     from agent.ingest.github_api import GitHubError
     from agent.ingest.github_sync import STATES, ingest_github
     from agent.ingest.records import valid_repo_name

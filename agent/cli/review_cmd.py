@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import sys
-from typing import TYPE_CHECKING, Annotated
+from enum import Enum
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.console import Console
-from rich.table import Table
 
 from agent.cli.context import EXIT_USAGE, fail, get_ctx
+from agent.cli.json_out import Versioned
+from agent.review.views import FindingSummary
 from agent.text_safety import markup_safe, rich_text
 from db.status import REVIEW_STATUSES, VERDICTS
 
@@ -23,61 +23,50 @@ def register(app: typer.Typer) -> None:
     app.add_typer(review_app, name="review")
 
 
-def _checked(values: list[str] | None, allowed: tuple[str, ...], option: str) -> list[str] | None:
-    if not values:
-        return None
-    bad = [v for v in values if v not in allowed]
-    if bad:
-        fail(f"{option} {bad[0]!r} is not one of {', '.join(allowed)}", code=EXIT_USAGE)
-    return values
+# Enums built from db.status (the one list of each): click lists them in --help and refuses others.
+ReviewStatus = Enum("ReviewStatus", {value: value for value in REVIEW_STATUSES}, type=str)  # type: ignore[misc]
+Verdict = Enum("Verdict", {value: value for value in VERDICTS}, type=str)  # type: ignore[misc]
+DEFAULT_VERDICTS = ("confirmed", "suspicious")
+
+
+class ReviewList(Versioned):
+    """`transfuzz review list --json`."""
+
+    filters: dict[str, Any]
+    findings: list[FindingSummary]
 
 
 @review_app.command("list")
 def list_cmd(
     ctx: typer.Context,
-    status: Annotated[
-        list[str] | None,
-        typer.Option("--status", help=f"Review status, repeatable: {', '.join(REVIEW_STATUSES)}."),
-    ] = None,
-    verdict: Annotated[
-        list[str] | None, typer.Option("--verdict", help=f"Verdict, repeatable: {', '.join(VERDICTS)}.")
-    ] = None,
+    status: Annotated[list[ReviewStatus] | None, typer.Option("--status", help="Review status (repeatable).")] = None,
+    verdict: Annotated[list[Verdict] | None, typer.Option("--verdict", help="Verdict (repeatable).")] = None,
+    show_all: Annotated[bool, typer.Option("--all", help="Every finding, whatever its verdict and review status "
+                                           "(default: unreviewed confirmed and suspicious ones).")] = False,
     limit: Annotated[int | None, typer.Option("--limit", min=1, help="Show at most this many.")] = None,
 ) -> None:
-    """List findings, oldest first."""
-    from agent.review.views import FindingSummary
-    from db.queries.findings import list_findings
+    """List findings to review, oldest first: unreviewed confirmed and suspicious ones unless --all or a filter."""
+    from agent.cli.terminal import output_console, output_width
+    from agent.review.list_view import list_table
+    from db.queries.findings import latest_notes, list_findings
 
     cli = get_ctx(ctx)
-    statuses = _checked(status, REVIEW_STATUSES, "--status")
-    verdicts = _checked(verdict, VERDICTS, "--verdict")
-    with cli.store().session() as session:
-        rows = [
-            FindingSummary.of(f)
-            for f in list_findings(session, review_statuses=statuses, verdicts=verdicts, limit=limit)
-        ]
+    statuses = [s.value for s in status] if status else (None if show_all or verdict else ["unreviewed"])
+    verdicts = [v.value for v in verdict] if verdict else (None if show_all or status else list(DEFAULT_VERDICTS))
+    with cli.store(must_exist=True).session() as session:
+        records = list_findings(session, review_statuses=statuses, verdicts=verdicts, limit=limit)
+        notes = latest_notes(session, [f.id for f in records])
+        rows = [FindingSummary.of(f).model_copy(update={"review_note": notes.get(f.id, "")}) for f in records]
     if cli.json:
-        cli.emit([row.model_dump(mode="json") for row in rows])
+        cli.emit(ReviewList(filters={"review_status": statuses, "verdict": verdicts, "limit": limit}, findings=rows))
         return
+    what = "findings" if statuses is None and verdicts is None else "/".join(statuses or ["any-status"]) + " " + (
+        "/".join(verdicts or ["any-verdict"]))
     if not rows:
-        cli.err.print("no findings match", highlight=False)
+        hint = "" if show_all else "; `transfuzz review list --all` shows every finding"
+        cli.err.print(f"no {markup_safe(what)} findings{hint}", highlight=False)
         return
-    table = Table(title=f"{len(rows)} finding(s)")
-    for column in ("id", "verdict", "review", "API", "modes", "dtype", "max |diff|", "source"):
-        table.add_column(column, justify="right" if column in ("id", "max |diff|") else "left")
-    for row in rows:  # cells are Text: data is never parsed as markup, and loses control sequences
-        table.add_row(
-            str(row.id),
-            rich_text(row.verdict),
-            rich_text(row.review_status),
-            rich_text(row.target_api),
-            rich_text(f"{row.reference_mode} vs {row.test_mode}"),
-            rich_text(row.dtype or "-"),
-            rich_text(f"{row.max_abs_diff:.3g}" if isinstance(row.max_abs_diff, float) else (row.max_abs_diff or "-")),
-            rich_text(row.source_issue or "-"),
-        )
-    # Piped output keeps whole rows; a terminal wraps to its own width.
-    Console(width=None if sys.stdout.isatty() else 200).print(table)
+    output_console().print(list_table(rows, output_width(), what=what if what == "findings" else f"{what} findings"))
 
 
 def _finding_id(text: str) -> int:

@@ -11,7 +11,11 @@ from rich.table import Table
 from agent.cli.context import EXIT_FAILURE, EXIT_USAGE, fail, get_ctx
 from agent.cli.llm_opts import LlmBudgetOpt, LlmOpt, LlmTimeoutOpt, ModelOpt, llm_settings, make_cli_backend
 from agent.text_safety import rich_text
-from agent.cli.fuzz import BudgetOpt, PrecisionOpt, SamplingOpt, WorkersOpt, campaign_config
+from agent.cli.json_out import format_measure
+from agent.cli.run_summary import RunSummary, TopFinding
+from agent.cli.fuzz import (BudgetOpt, InstrumentOpt, MinInputsOpt, PrecisionOpt, SamplingOpt, SchedulerOpt, WorkersOpt,
+                            campaign_config)
+from agent.cli.ingest_cmd import CommentsOpt, LabelOpt, SinceOpt, StateOpt
 from agent.cli.sandbox_opt import NoSandboxOpt
 
 
@@ -27,21 +31,34 @@ def run(
     precision: PrecisionOpt = "full",
     top_k: Annotated[int, typer.Option("--top-k", min=1, max=50, help="Target APIs per pattern.")] = 5,
     limit: Annotated[int | None, typer.Option("--limit", min=1, help="At most this many issues (GitHub) / patterns.")] = None,
+    label: LabelOpt = None,
+    state: StateOpt = "all",
+    since: SinceOpt = None,
+    comments: CommentsOpt = False,
     seed: Annotated[int, typer.Option("--seed")] = 0,
     no_sandbox: NoSandboxOpt = False,
+    instrument: InstrumentOpt = "op",
+    min_inputs: MinInputsOpt = 50,
+    scheduler: SchedulerOpt = "halving",
     llm: LlmOpt = None,
     model: ModelOpt = None,
     llm_budget: LlmBudgetOpt = None,
     llm_timeout: LlmTimeoutOpt = None,
 ) -> None:
-    """Ingest → extract → transfer → fuzz, then print a summary table; --budget bounds the whole run."""
+    """Ingest → extract → transfer → fuzz, then print a summary table; --budget bounds the whole run.
+
+    From the real tracker (token in GITHUB_TOKEN; see `transfuzz ingest github --help` for rate limits):
+    transfuzz run github:pytorch/pytorch --label "module: correctness (silent)" --since 2025-01-01 --limit 200
+    """
     from agent.pipeline import extract_stage, fuzz_stage, ingest_stage, summary, transfer_stage
 
     import time
 
     started = time.monotonic()
     cli = get_ctx(ctx)
-    config = campaign_config(budget, workers, sampling, precision, seed, cli.settings.artifacts_dir, no_sandbox)
+    filters = _ingest_filters(source, label, state, since, comments)
+    config = campaign_config(budget, workers, sampling, precision, seed, cli.settings.artifacts_dir, no_sandbox,
+                             instrument=instrument, min_inputs=min_inputs, scheduler=scheduler)
     whole_budget_s = config.budget_s
     settings = llm_settings(cli.settings, llm, model, llm_budget, llm_timeout)
     store = cli.store()
@@ -55,7 +72,7 @@ def run(
     try:
         stages: dict[str, Any] = {}
         err.rule("ingest")
-        stages["ingest"] = ingest_stage(store, settings, source, limit=limit)
+        stages["ingest"] = ingest_stage(store, settings, source, limit=limit, filters=filters)
         err.rule("extract")
         stages["extract"] = extract_stage(store, settings, llm_backend=backend)
         err.rule("transfer")
@@ -68,13 +85,36 @@ def run(
         stages["fuzz"] = fuzz_stage(store, config, err=None if cli.json else err)
     except (ValueError, FileNotFoundError, LlmConfigError) as exc:
         fail(str(exc), code=EXIT_USAGE)
-    result = summary(store)
+    from agent.cli.run_summary import RunOutput, build_run_summary, db_option
+
+    this_run = build_run_summary(store, stages, elapsed_s=time.monotonic() - started, db_option=db_option(store.url))
     if cli.json:
-        cli.emit({"stages": stages, "summary": result})
+        cli.emit(RunOutput(run=this_run, stages=stages, summary=summary(store)))
     else:
-        print_summary(result, stages)
+        print_summary(this_run)
     breaker = getattr(backend, "breaker", None)
     _report_llm_stop(err, stages, endpoint_down=bool(breaker is not None and breaker.open))
+
+
+def _ingest_filters(source: str, label: list[str] | None, state: str, since: str | None,
+                   comments: bool) -> dict[str, Any]:
+    """The GitHub filters for ingest_source; exit 2 when they are given for a dump file or malformed."""
+    from agent.cli.ingest_cmd import parse_since
+    from agent.ingest import GITHUB_PREFIX
+
+    if not source.startswith(GITHUB_PREFIX):
+        given = [name for name, used in (("--label", label), ("--state", state != "all"), ("--since", since),
+                                         ("--comments", comments)) if used]
+        if given:
+            verb = "filters" if len(given) == 1 else "filter"
+            fail(f"{', '.join(given)} {verb} GitHub issues only: give a source such as github:pytorch/pytorch "
+                 f"(a dump file is ingested whole)", code=EXIT_USAGE)
+        return {}
+    try:
+        since_at = parse_since(since) if since is not None else None
+    except ValueError as exc:
+        fail(str(exc), code=EXIT_USAGE)
+    return {"labels": list(label or []), "state": state, "since": since_at, "comments": comments}
 
 
 def _report_llm_stop(err: Console, stages: dict[str, Any], *, endpoint_down: bool) -> None:
@@ -90,45 +130,63 @@ def _report_llm_stop(err: Console, stages: dict[str, Any], *, endpoint_down: boo
         raise typer.Exit(EXIT_FAILURE)
 
 
-def print_summary(result: dict[str, Any], stages: dict[str, Any]) -> None:
-    console = Console()
-    if not console.is_terminal:  # logs and CI: never cut API names and issue links to 80 columns
-        console = Console(width=160)
-    table = Table(title="TransFuzz run")
-    table.add_column("stage")
+def print_summary(this_run: RunSummary) -> None:
+    """The run's figures, its top findings and the next commands (tables fit the terminal; piped: COLUMNS or 80)."""
+    from agent.cli.terminal import output_console
+
+    console = output_console()
+    stage = this_run.stages
+    table = Table(title=f"TransFuzz run {this_run.run_id if this_run.run_id is not None else ''}".rstrip())
+    table.add_column("this run")
     table.add_column("count", justify="right")
-    for label, key in [("issues", "issues"), ("silent-bug reports", "silent_bug_reports"),
-                       ("false alarms", "false_alarms"), ("patterns", "patterns"),
-                       ("candidates (transferred)", "candidates"), ("vetoed", "vetoed"),
-                       ("harnesses", "harnesses"), ("harnesses left pending", "harnesses_pending")]:
-        table.add_row(label, str(result[key]))
-    for verdict, count in result["verdicts"].items():
+    rows = [
+        ("elapsed", f"{this_run.elapsed_s:.0f} s"),
+        ("issues new / updated / unchanged", f"{stage.issues_new} / {stage.issues_updated} / {stage.issues_unchanged}"),
+        ("bad records skipped", str(stage.bad_records)),
+        ("issues extracted", str(stage.issues_extracted)),
+        ("silent-bug patterns", str(stage.silent_bug_patterns)),
+        ("false alarms / not silent", f"{stage.false_alarms} / {stage.not_silent}"),
+        ("patterns transferred", str(stage.patterns_transferred)),
+        ("candidates (vetoed)", f"{stage.candidates} ({stage.vetoed})"),
+        ("harnesses generated", str(stage.harnesses_generated)),
+        ("harnesses fuzzed / left pending", f"{stage.harnesses_fuzzed} / {stage.harnesses_left_pending}"),
+        ("executions", str(stage.executions)),
+        ("fuzz stopped", this_run.fuzz_exit_reason or "-"),
+    ]
+    for label, value in rows:
+        table.add_row(label, value)
+    for verdict, count in this_run.verdicts.items():
         table.add_row(f"verdict: {verdict}", str(count))
-    rechecks = result.get("source_rechecks", {})
-    table.add_row("reported bugs still reproducing", f"{rechecks.get('True', 0)} yes, {rechecks.get('False', 0)} no, "
-                                                     f"{rechecks.get('None', 0)} inconclusive")
-    transfer = stages.get("transfer", {})
-    if transfer.get("harnesses_with_llm_inputs") or transfer.get("llm_inputs_rejected"):
-        table.add_row("LLM input descriptions used / rejected",
-                      f"{transfer.get('harnesses_with_llm_inputs', 0)} / {transfer.get('llm_inputs_rejected', 0)}")
-    fuzz = stages.get("fuzz", {})
-    table.add_row("fuzz exit reason", str(fuzz.get("exit_reason", "-")))
-    table.add_row("fuzz executions", str(fuzz.get("executions", 0)))
+    for reason in this_run.not_applicable:
+        table.add_row(rich_text(f"  not_applicable: {reason.reason}"), str(reason.count))
+    if "inconclusive" not in this_run.verdicts:
+        table.add_row("verdict: inconclusive", "0")
     console.print(table)
-    for title, key in (("Top confirmed findings", "top_confirmed"), ("Top suspicious findings", "top_suspicious")):
-        rows = result[key]
-        if not rows:
-            continue
-        found = Table(title=title)
-        for column in ("finding", "api", "kind", "modes", "max |diff|", "from issue", "note"):
-            found.add_column(column, overflow="fold")
-        for row in rows:
-            diff = row["max_abs_diff"]
-            found.add_row(str(row["finding"]), rich_text(row["api"]), rich_text(row["kind"]), rich_text(row["modes"]),
-                          f"{diff:.3g}" if isinstance(diff, (int, float)) else rich_text(diff or "-"),
-                          rich_text(row["source_issue"] or ""),
-                          "source re-check" if row["is_source_recheck"] else "transferred")
-        console.print(found)
+    for title, found in (("Confirmed findings of this run", this_run.top_confirmed),
+                         ("Suspicious findings of this run", this_run.top_suspicious)):
+        if found:
+            _print_findings(console, title, found)
+    totals = this_run.database_totals
+    console.print(f"database: {totals['issues']} issues, {totals['patterns']} patterns, {totals['harnesses']} harnesses "
+                  f"({totals['harnesses_pending']} pending), {totals['findings']} findings in all runs",
+                  highlight=False, markup=False, soft_wrap=True)
+    console.print("next:", highlight=False, markup=False)
+    for step in this_run.next_steps:  # whole lines: a command broken in two cannot be pasted
+        console.print(rich_text(f"  {step}"), highlight=False, soft_wrap=True)
+
+
+def _print_findings(console: Console, title: str, found: list[TopFinding]) -> None:
+    from agent.cli.terminal import short_names
+
+    table = Table(title=title)
+    for column in ("id", "api", "kind", "modes", "max |diff|", "from"):
+        table.add_column(column, overflow="fold", justify="right" if column == "id" else "left")
+    apis = short_names([row.api for row in found], 28)
+    for row, api in zip(found, apis):
+        table.add_row(str(row.finding), rich_text(api), rich_text(row.kind or "-"), rich_text(row.modes),
+                      format_measure(row.max_abs_diff),
+                      "re-check" if row.is_source_recheck else rich_text(row.source_issue or "-"))
+    console.print(table)
 
 
 def register(app: typer.Typer) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from pathlib import Path
 
 from agent.ingest.file_source import ingest_file
@@ -36,6 +37,7 @@ def ingest_source(
     api_url: str | None = None,
     labels: list[str] | None = None,
     state: str = "all",
+    since: datetime | None = None,
     limit: int | None = None,
     comments: bool = True,
     events: IngestEvents | None = None,
@@ -44,7 +46,7 @@ def ingest_source(
 ) -> IngestSummary:
     """The pipeline's entry: ``github:OWNER/REPO`` syncs from GitHub, anything else is a dump path.
 
-    ``limit`` caps the issues taken from either source; ``labels``/``state``/``comments`` apply
+    ``limit`` caps the issues taken from either source; ``labels``/``state``/``since``/``comments`` apply
     to GitHub only, ``limits`` (text caps) and ``encoding`` to files only (GitHub caps bodies at
     65,536 characters itself). Raises ValueError (bad OWNER/REPO), FileNotFoundError,
     DumpFormatError (DumpEncodingError) or GitHubError.
@@ -55,6 +57,7 @@ def ingest_source(
             source[len(GITHUB_PREFIX) :],
             labels=labels,
             state=state,
+            since=since,
             limit=limit,
             comments=comments,
             api_url=api_url,

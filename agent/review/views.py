@@ -7,6 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from agent.cli.json_out import Measure
 from agent.review import lineage
 from db.queries.findings import FindingRecord, ReviewRecord
 
@@ -42,10 +43,11 @@ class FindingSummary(BaseModel):
     reference_mode: str
     test_mode: str
     dtype: str | None
-    max_abs_diff: float | str | None  # fuzz_core writes inf/nan as strings ("inf"), JSON has no such numbers
+    max_abs_diff: Measure  # Note [Non-finite numbers in --json]
     signature: str
     source_issue: str | None
     created_at: datetime
+    review_note: str = ""  # the latest review's note ("" when none)
 
     @classmethod
     def of(cls, finding: FindingRecord) -> FindingSummary:
@@ -60,7 +62,7 @@ class FindingSummary(BaseModel):
             reference_mode=reference,
             test_mode=test,
             dtype=lineage.dtype(finding),
-            max_abs_diff=float(diff) if isinstance(diff, (int, float)) else (diff if isinstance(diff, str) else None),
+            max_abs_diff=diff if isinstance(diff, (int, float, str)) and not isinstance(diff, bool) else None,
             signature=finding.signature,
             source_issue=lineage.source_issue_ref(finding),
             created_at=finding.created_at,

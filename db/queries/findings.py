@@ -276,3 +276,15 @@ def signature_counts(session: Session, *, verdicts: Iterable[str] | None = None)
         query = query.where(Finding.verdict.in_(chosen))
     rows = session.execute(query).all()
     return dict(sorted(((sig, n) for sig, n in rows), key=lambda item: (-item[1], item[0])))
+
+
+def latest_notes(session: Session, finding_ids: Iterable[int]) -> dict[int, str]:
+    """{finding id: the note of its latest review} for the findings that have a review with a note."""
+    ids = list(finding_ids)
+    if not ids:
+        return {}
+    rows = session.execute(
+        select(Review.finding_id, Review.note).where(Review.finding_id.in_(ids), Review.note != "")
+        .order_by(Review.created_at, Review.id)
+    ).all()
+    return {finding_id: note for finding_id, note in rows}  # later reviews overwrite earlier ones

@@ -31,3 +31,43 @@ def table_counts(session: Session) -> dict[str, dict[str, object]]:
         by_status = {str(value) if value is not None else "-": count for value, count in rows}
         out[name] = {"total": total, "by_status": dict(sorted(by_status.items()))}
     return out
+
+
+class RunNotFound(LookupError):
+    """No campaign run has this id."""
+
+
+def run_row(session: Session, run_id: int) -> models.Run:
+    run = session.get(models.Run, run_id)
+    if run is None:
+        last = session.scalar(select(func.max(models.Run.id)))
+        hint = f" (the last run is {last})" if last is not None else " (no run is recorded yet)"
+        raise RunNotFound(f"no run {run_id}{hint}")
+    return run
+
+
+def latest_run_id(session: Session) -> int | None:
+    return session.scalar(select(func.max(models.Run.id)))
+
+
+def run_verdicts(session: Session, run_id: int) -> dict[str, int]:
+    """{verdict: findings} for the findings one run stored."""
+    rows = session.execute(
+        select(models.Finding.verdict, func.count()).where(models.Finding.run_id == run_id)
+        .group_by(models.Finding.verdict).order_by(models.Finding.verdict)
+    )
+    return {verdict: count for verdict, count in rows}
+
+
+def run_reasons(session: Session, run_id: int, verdict: str) -> list[str]:
+    """The stored reason of every finding of one verdict in one run (the caller groups them)."""
+    return list(session.scalars(
+        select(models.Finding.reason).where(models.Finding.run_id == run_id, models.Finding.verdict == verdict)
+        .order_by(models.Finding.id)
+    ))
+
+
+def save_pipeline_counts(session: Session, run_id: int, counts: dict[str, object]) -> None:
+    """Keep what `transfuzz run` did before fuzzing with its run, so `stats --run` repeats the summary's figures."""
+    run = run_row(session, run_id)
+    run.counters = {**(run.counters or {}), "pipeline": counts}

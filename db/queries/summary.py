@@ -39,8 +39,9 @@ def pipeline_counts(session: Session) -> dict[str, Any]:
     }
 
 
-def top_findings(session: Session, verdicts: tuple[str, ...] = ("confirmed",), limit: int = 10) -> list[dict[str, Any]]:
-    """Findings of the given verdicts with their target API, mode pair and source issue."""
+def top_findings(session: Session, verdicts: tuple[str, ...] = ("confirmed",), limit: int = 10,
+                 run_id: int | None = None) -> list[dict[str, Any]]:
+    """Findings of the given verdicts (of one run, if given) with their target API, mode pair and source issue."""
     stmt = (
         select(models.Finding, models.Candidate, models.Pattern, models.Issue)
         .join(models.Harness, models.Finding.harness_id == models.Harness.id)
@@ -51,6 +52,8 @@ def top_findings(session: Session, verdicts: tuple[str, ...] = ("confirmed",), l
         .order_by(models.Finding.id)
         .limit(limit)
     )
+    if run_id is not None:
+        stmt = stmt.where(models.Finding.run_id == run_id)
     out = []
     for finding, candidate, pattern, issue in session.execute(stmt):
         evidence = finding.evidence or {}

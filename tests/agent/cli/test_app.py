@@ -23,8 +23,8 @@ def test_help_lists_the_contract_commands() -> None:
         assert f" {command} " in result.stdout
 
 
-def test_stats_json_on_a_fresh_database(db_url: str) -> None:
-    result = runner.invoke(app, ["--db", db_url, "--json", "stats"])
+def test_stats_json_on_a_fresh_database(store) -> None:  # type: ignore[no-untyped-def]
+    result = runner.invoke(app, ["--db", store.url, "--json", "stats"])
     assert result.exit_code == 0, result.stderr
     data = json.loads(result.stdout)
     assert data["tables"]["issues"] == {"total": 0, "by_status": {}}
@@ -58,8 +58,11 @@ def test_db_current_then_upgrade(db_url: str) -> None:
 
 def test_console_script_runs_in_a_fresh_process(tmp_path) -> None:
     env = {k: v for k, v in os.environ.items() if k != "TRANSFUZZ_DB_URL"}
+    url = f"sqlite:///{tmp_path / 'x.db'}"
+    subprocess.run([sys.executable, "-m", "agent.cli", "--db", url, "db", "upgrade"], check=True, capture_output=True,
+                   env=env, timeout=120)
     result = subprocess.run(
-        [sys.executable, "-m", "agent.cli", "--db", f"sqlite:///{tmp_path / 'x.db'}", "--json", "stats"],
+        [sys.executable, "-m", "agent.cli", "--db", url, "--json", "stats"],
         capture_output=True, text=True, env=env, timeout=120,
     )
     assert result.returncode == 0, result.stderr
