@@ -210,6 +210,13 @@ class WorkerPool:
     def __exit__(self, *exc: Any) -> None:
         self.close()
 
+    def warm(self) -> None:
+        """Start every worker now (torch imported, OpInfo preloaded), so the first task does not wait for it.
+        Call before submitting: a worker's service thread starts it lazily otherwise."""
+        for worker in self._workers:
+            if not worker.alive():
+                worker.start()
+
     def close(self) -> None:
         for _ in self._threads:
             self._tasks.put(None)
