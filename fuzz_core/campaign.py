@@ -44,6 +44,10 @@ EXIT_NOT_APPLICABLE = "not_applicable"
 EXIT_NO_CORPUS = "no_mutable_input"
 
 DEFAULT_MAX_EXECUTIONS = 200
+# Past its time budget a harness may run on for at most this long while it has executed fewer inputs than
+# its minimum: right after a compilation the next inputs reuse compiled code and cost milliseconds, so a
+# compile-heavy harness still reaches a verdict that is not `inconclusive`.
+MIN_INPUTS_OVERRUN_S = 1.0
 # Compiled modes: a new shape (a recompilation) is admitted only while compiling has taken less than this
 # share of the time spent so far; the rest of the time runs value mutations through compiled code.
 COMPILE_SHARE = 0.5
@@ -353,7 +357,9 @@ class Campaign:
             return corpus[pending_seeds.pop(0)]
         return None
 
-    def run(self, *, budget_s: float | None, max_executions: int | None) -> None:
+    def run(self, *, budget_s: float | None, max_executions: int | None, min_inputs: int = 0) -> None:
+        """Fuzz until the budget or max_executions; past the budget, go on for up to MIN_INPUTS_OVERRUN_S
+        while fewer than `min_inputs` inputs have run."""
         if max_executions is None and budget_s is None:
             max_executions = DEFAULT_MAX_EXECUTIONS
         self._started = time.monotonic()
@@ -367,7 +373,8 @@ class Campaign:
             if max_executions is not None and self.tally.executions >= max_executions:
                 self.exit_reason = EXIT_MAX_EXECUTIONS
                 return
-            if time.monotonic() >= deadline:
+            now = time.monotonic()
+            if now >= deadline and not (self.tally.executions < min_inputs and now < deadline + MIN_INPUTS_OVERRUN_S):
                 self.exit_reason = EXIT_TIME
                 return
             # A mode that applies to none of the seeds will not apply to their mutants either.

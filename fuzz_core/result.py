@@ -13,12 +13,14 @@ HANG = "hang"
 ERROR = "error"
 NOT_APPLICABLE = "not_applicable"
 FLAKY = "flaky"
+# Agreed on too few executed inputs to call it a pass (the campaign's minimum); the next fuzz retries it.
+INCONCLUSIVE = "inconclusive"
 
-VERDICTS: tuple[str, ...] = (CONFIRMED, SUSPICIOUS, PASSED, CRASH, HANG, ERROR, NOT_APPLICABLE, FLAKY)
+VERDICTS: tuple[str, ...] = (CONFIRMED, SUSPICIOUS, PASSED, CRASH, HANG, ERROR, NOT_APPLICABLE, FLAKY, INCONCLUSIVE)
 
 # When a campaign sees several outcomes, the one a reviewer most needs to see wins.
 VERDICT_RANK: dict[str, int] = {
-    CONFIRMED: 0, CRASH: 1, HANG: 2, SUSPICIOUS: 3, FLAKY: 4, ERROR: 5, PASSED: 6, NOT_APPLICABLE: 7,
+    CONFIRMED: 0, CRASH: 1, HANG: 2, SUSPICIOUS: 3, FLAKY: 4, ERROR: 5, INCONCLUSIVE: 6, PASSED: 7, NOT_APPLICABLE: 8,
 }
 
 

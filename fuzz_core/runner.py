@@ -66,6 +66,8 @@ def localisation_evidence(campaign: Campaign, sample: Sample) -> dict[str, Any]:
         out.update(localise_modes(campaign.reference, campaign.test, campaign.target, sample))
     except Exception as exc:  # localisation is evidence, not a verdict: say why it is missing
         out["localisation_error"] = f"{type(exc).__name__}: {str(exc)[:300]}"
+    if "backend_bisection" not in out and out.get("first_divergent_op") is None and "localisation_error" not in out:
+        out["localisation_error"] = "no aligned ATen op differs (the modes run different op sequences)"
     if campaign.instrument in ("module", "kernel"):
         target, test = campaign.target, campaign.test
         model = bound_callable(target, sample) if target.is_module_class else None
@@ -140,12 +142,14 @@ def run_harness(spec: HarnessSpec, *, budget_s: float | None = None, max_executi
                 progress: Callable[[dict[str, Any]], None] | None = None,
                 campaign_hook: Callable[[Campaign], None] | None = None,
                 selector: CorpusSelector | None = None,
-                mutators: Sequence[Mutator] | None = None, instrument: str = DEFAULT_INSTRUMENT) -> HarnessResult:
+                mutators: Sequence[Mutator] | None = None, instrument: str = DEFAULT_INSTRUMENT,
+                min_inputs: int = 0) -> HarnessResult:
     """Fuzz one harness in this process and return its verdict with evidence (never raises for target bugs).
 
     `selector` and `mutators` are the plug-in seams; without a selector the harness is coverage-guided
     (CoverageSelector: output features, plus op-level coverage at instrument level op or kernel).
     `instrument` (none|module|op|kernel) also decides the localisation a confirmed finding carries.
+    `min_inputs`: the inputs a pass needs; the loop may run briefly past its budget to reach them.
     """
     from fuzz_core.cgf.selector import CoverageSelector
     from fuzz_core.instrument.levels import check_level
@@ -178,7 +182,7 @@ def run_harness(spec: HarnessSpec, *, budget_s: float | None = None, max_executi
         return done(V.ERROR, f"harness setup failed: {type(exc).__name__}: {exc}",
                     traceback=traceback.format_exc()[-2000:])
     try:
-        campaign.run(budget_s=budget_s, max_executions=max_executions)
+        campaign.run(budget_s=budget_s, max_executions=max_executions, min_inputs=min_inputs)
     except Exception as exc:  # a bug in the engine itself: keep it apart from target findings
         return done(V.ERROR, f"engine error: {type(exc).__name__}: {exc}", traceback=traceback.format_exc()[-3000:])
     elapsed = time.monotonic() - start

@@ -61,7 +61,8 @@ def main() -> int:
 
                 result = run_harness(spec, budget_s=task.get("budget_s"), max_executions=task.get("max_executions"),
                                      workdir=task["workdir"], progress=record,
-                                     instrument=task.get("instrument") or "op")
+                                     instrument=task.get("instrument") or "op",
+                                     min_inputs=int(task.get("min_inputs") or 0))
                 if task.get("minimise_s") and result.verdict == "confirmed":  # Note [Shrinking failing inputs]
                     from fuzz_core.minimise_finding import minimise_finding
 

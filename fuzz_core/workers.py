@@ -166,11 +166,12 @@ class WorkerPool:
                  threads: int | None = 1, workdir: str | os.PathLike[str] | None = None,
                  inductor_cache: str | os.PathLike[str] | None = None, preload_opinfo: bool = True,
                  sandbox: bool = True, bwrap: str | None = None, limits: Limits | None = None,
-                 minimise_s: float | None = MINIMISE_S, instrument: str = "op") -> None:
+                 minimise_s: float | None = MINIMISE_S, instrument: str = "op", min_inputs: int = 0) -> None:
         """`sandbox=False` runs workers without bubblewrap (trusted local use only); with the default the pool
         refuses to start (SandboxUnavailable, saying how to install it) where bwrap is missing or broken.
         `minimise_s`: seconds a worker spends shrinking a confirmed finding's input (None: not minimised).
-        `instrument`: the instrumentation level (none|module|op|kernel) every task runs at."""
+        `instrument`: the instrumentation level (none|module|op|kernel) every task runs at; `min_inputs`: the
+        inputs a pass needs (a task may run briefly past its budget to reach them)."""
         if n_workers < 1:
             raise ValueError("n_workers must be at least 1")
         self.bwrap = require_bwrap(bwrap) if sandbox else None
@@ -182,6 +183,7 @@ class WorkerPool:
         self.preload_opinfo = preload_opinfo
         self.minimise_s = minimise_s
         self.instrument = instrument
+        self.min_inputs = min_inputs
         self._own_root = workdir is None
         self.root = Path(workdir).resolve() if workdir is not None else Path(tempfile.mkdtemp(prefix="transfuzz_pool_"))
         self.root.mkdir(parents=True, exist_ok=True)
@@ -263,7 +265,7 @@ class WorkerPool:
         workdir = worker.task_dir(task_id, spec.spec_id)
         message = {"op": "run", "id": task_id, "spec": spec.to_dict(), "budget_s": budget,
                    "max_executions": max_executions, "workdir": str(workdir), "minimise_s": self.minimise_s,
-                   "instrument": self.instrument}
+                   "instrument": self.instrument, "min_inputs": self.min_inputs}
         # Minimising adds its budget plus up to two runs of the short repro (fuzz_core/minimise_finding.py).
         minimising = (self.minimise_s + 2 * SHORT_REPRO_TIMEOUT_S) if self.minimise_s else 0.0
         start = time.monotonic()

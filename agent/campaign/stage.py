@@ -1,12 +1,17 @@
-"""Run pending harnesses under one shared budget; every result is committed the moment it arrives.
+"""Run pending harnesses under one shared budget; every harness's result is committed once it is decided.
 
-A killed campaign loses at most the harnesses in flight: they stay `running` with a claim time and
+The budget is shared by a scheduler (agent/campaign/schedule.py): `halving` (default) probes every
+harness briefly and gives the rest of the time, round by round, to the half with the most signal;
+`even` gives every harness the same share in one round (the old rule). A pass on fewer than
+`min_inputs` executed inputs is stored as `inconclusive` and left pending for the next campaign.
+A killed campaign loses at most the harnesses still in play: they stay `running` with a claim time and
 the next campaign hands them back once that run's heartbeat has gone stale.
 """
 
 from __future__ import annotations
 
 import hashlib
+import math
 import threading
 import time
 from collections import Counter
@@ -19,6 +24,7 @@ from typing import Any
 from sqlalchemy.exc import OperationalError
 from tenacity import retry, retry_if_exception_type, stop_after_attempt, wait_exponential
 
+from agent.campaign.schedule import SCHEDULERS, TaskState, aggregate, halving_keep, rounds_left
 from agent.harness.generate import PRECISIONS, with_precision
 from db.queries import campaign as q
 from db.store import Store
@@ -39,6 +45,10 @@ class CampaignConfig:
     heartbeat_s: float = 10.0
     workdir: str | None = None  # where workers keep saved inputs; None = a temporary folder
     sandbox: bool = True  # workers inside bubblewrap; False only for trusted local input (--no-sandbox)
+    scheduler: str = "halving"  # "halving" (probe, then successive halving by signal) or "even"
+    min_inputs: int = 50  # a pass on fewer executed inputs is `inconclusive`
+    instrument: str = "op"  # none | module | op | kernel, for every worker
+    probe_fraction: float = 0.3  # halving: share of the budget spent on the first probe of every harness
 
     def validate(self) -> None:
         if self.budget_s <= 0:
@@ -49,6 +59,16 @@ class CampaignConfig:
             raise ValueError("sampling must be in (0, 1]")
         if self.precision not in PRECISIONS:
             raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}")
+        if self.scheduler not in SCHEDULERS:
+            raise ValueError(f"scheduler must be one of {', '.join(SCHEDULERS)}")
+        if self.min_inputs < 1:
+            raise ValueError("min_inputs must be at least 1")
+        from fuzz_core.instrument.levels import LEVELS
+
+        if self.instrument not in LEVELS:
+            raise ValueError(f"instrument must be one of {', '.join(LEVELS)}")
+        if not 0 < self.probe_fraction <= 1:
+            raise ValueError("probe_fraction must be in (0, 1]")
 
 
 @dataclass
@@ -61,6 +81,8 @@ class CampaignSummary:
     left_pending: int = 0
     verdicts: Counter = field(default_factory=Counter)
     elapsed_s: float = 0.0
+    scheduler: str = ""
+    rounds: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -76,13 +98,14 @@ def sampled(harness_id: int, seed: int, fraction: float) -> bool:
     return int.from_bytes(digest[:8], "big") / 2**64 < fraction
 
 
-def harness_budget(config: CampaignConfig, n_tasks: int) -> float:
-    """Fair share of the campaign budget per task, given the workers running side by side."""
-    share = config.budget_s * config.workers / max(n_tasks, 1)
-    return max(config.min_harness_budget_s, min(config.max_harness_budget_s, share))
+def harness_budget(config: CampaignConfig, n_tasks: int, share: float = 1.0) -> float:
+    """Fair share of `share` of the campaign budget per task, given the workers running side by side."""
+    fair = config.budget_s * share * config.workers / max(n_tasks, 1)
+    return max(config.min_harness_budget_s, min(config.max_harness_budget_s, fair))
 
 
 ResultCallback = Callable[[int, Any], None]
+PROBE_FLOOR_S = 0.5
 
 
 def run_campaign(store: Store, config: CampaignConfig, *, on_result: ResultCallback | None = None,
@@ -97,11 +120,10 @@ def run_campaign(store: Store, config: CampaignConfig, *, on_result: ResultCallb
         run_id = q.start_run(session, "fuzz", asdict(config))
         reclaimed = q.reclaim_stale(session, timedelta(seconds=config.stale_after_s))
         pending = [(hid, spec) for hid, spec in q.pending_harnesses(session) if sampled(hid, config.seed, config.sampling)]
-    tasks = [(hid, variant) for hid, spec in pending for variant in with_precision(spec, config.precision)]
-    per_task = harness_budget(config, len(tasks))
-    summary = CampaignSummary(run_id=run_id, exit_reason="completed", reclaimed=reclaimed)
+    states = [TaskState(hid, variant) for hid, spec in pending for variant in with_precision(spec, config.precision)]
+    summary = CampaignSummary(run_id=run_id, exit_reason="completed", reclaimed=reclaimed, scheduler=config.scheduler)
     counters: Counter = Counter()
-    remaining_variants = Counter(hid for hid, _ in tasks)
+    remaining_variants = Counter(state.hid for state in states)
 
     @retry(stop=stop_after_attempt(5), wait=wait_exponential(multiplier=0.5, max=10),
            retry=retry_if_exception_type(OperationalError), reraise=True)
@@ -120,6 +142,14 @@ def run_campaign(store: Store, config: CampaignConfig, *, on_result: ResultCallb
         if on_result is not None:
             on_result(hid, result)
 
+    def finish(state: TaskState) -> None:
+        """Store the task's one result (its strongest verdict over all rounds)."""
+        if state.done or not state.results:
+            return
+        state.done = True
+        persist(state.hid, aggregate(state, config.min_inputs, HarnessResult))
+        remaining_variants[state.hid] -= 1
+
     make_pool = pool_factory or WorkerPool
     beating = threading.Event()
 
@@ -133,55 +163,98 @@ def run_campaign(store: Store, config: CampaignConfig, *, on_result: ResultCallb
 
     heart = threading.Thread(target=beat, daemon=True, name="tf-heartbeat")
     heart.start()
-    in_flight: dict[Future, int] = {}
-    queue = list(tasks)
+    in_flight: dict[Future, TaskState] = {}
     claimed: set[int] = set()
-    try:
-        with make_pool(config.workers, task_timeout_s=per_task + config.task_timeout_grace_s,
-                       memory_limit_mb=config.memory_limit_mb, workdir=config.workdir, sandbox=config.sandbox) as pool:
-            while queue or in_flight:
-                while queue and len(in_flight) < config.workers:
-                    if time.monotonic() + min(per_task, config.min_harness_budget_s) > deadline:
-                        summary.exit_reason = "budget"
-                        queue.clear()
-                        break
-                    hid, spec_dict = queue.pop(0)
-                    if hid not in claimed:
-                        with store.session() as session:
-                            if not q.claim(session, hid, run_id):
-                                continue  # another campaign has it
-                        claimed.add(hid)
-                    left = max(config.min_harness_budget_s, min(per_task, deadline - time.monotonic()))
-                    try:
-                        if spec_dict.get("input_source") == "code" or spec_dict.get("code"):
-                            # Note [No stored code]: the pipeline stores data-only specs (inputs from OpInfo,
-                            # signatures or a typed description). Code in a database row was put there by
-                            # someone else, so it is refused; trusted callers run code specs in-process.
-                            raise SpecError("stored specs never carry code; input_source 'code' is refused here")
-                        spec = HarnessSpec.from_dict({**spec_dict, "budget_s": left})
-                    except (SpecError, TypeError) as exc:  # a stored spec the engine cannot rebuild: a tool bug
-                        persist(hid, HarnessResult(verdict="error", reason=f"harness spec does not load: {exc}"))
-                        remaining_variants[hid] -= 1
-                        continue
-                    in_flight[pool.submit(spec, budget_s=left)] = hid
-                if not in_flight:
+
+    def run_round(queue: list[TaskState], budget_for: Callable[[int], float]) -> None:
+        """Run each task once with the budget `budget_for(tasks not yet started)` gives at its start; stop at
+        the deadline."""
+        queue = list(queue)
+        while queue or in_flight:
+            while queue and len(in_flight) < config.workers:
+                budget = budget_for(len(queue))
+                if time.monotonic() + min(budget, config.min_harness_budget_s) > deadline:
+                    summary.exit_reason = "budget"
+                    queue.clear()
+                    break
+                state = queue.pop(0)
+                if state.hid not in claimed:
+                    with store.session() as session:
+                        if not q.claim(session, state.hid, run_id):
+                            state.done = True  # another campaign has it
+                            continue
+                    claimed.add(state.hid)
+                left = max(config.min_harness_budget_s, min(budget, deadline - time.monotonic()))
+                try:
+                    if state.spec.get("input_source") == "code" or state.spec.get("code"):
+                        # Note [No stored code]: the pipeline stores data-only specs (inputs from OpInfo,
+                        # signatures or a typed description). Code in a database row was put there by
+                        # someone else, so it is refused; trusted callers run code specs in-process.
+                        raise SpecError("stored specs never carry code; input_source 'code' is refused here")
+                    # A later round continues with fresh mutations: the spec's seed moves on by round.
+                    spec = HarnessSpec.from_dict({**state.spec, "budget_s": left,
+                                                  "seed": int(state.spec.get("seed", 0)) + 1009 * state.rounds})
+                except (SpecError, TypeError) as exc:  # a stored spec the engine cannot rebuild: a tool bug
+                    state.results.append(HarnessResult(verdict="error", reason=f"harness spec does not load: {exc}"))
+                    finish(state)
                     continue
-                done, _ = wait(list(in_flight), return_when=FIRST_COMPLETED)
-                for future in done:
-                    hid = in_flight.pop(future)
-                    try:
-                        result = future.result()
-                    except Exception as exc:  # the pool itself failed on this task: record it as a tool error
-                        result = HarnessResult(verdict="error", reason=f"worker pool failure: {type(exc).__name__}: {exc}")
-                    persist(hid, result)
-                    remaining_variants[hid] -= 1
+                in_flight[pool.submit(spec, budget_s=left)] = state
+            if not in_flight:
+                continue
+            done, _ = wait(list(in_flight), return_when=FIRST_COMPLETED)
+            for future in done:
+                state = in_flight.pop(future)
+                try:
+                    result = future.result()
+                except Exception as exc:  # the pool itself failed on this task: record it as a tool error
+                    result = HarnessResult(verdict="error", reason=f"worker pool failure: {type(exc).__name__}: {exc}")
+                state.results.append(result)
+                if config.scheduler == "even" or state.is_final():
+                    finish(state)
+
+    try:
+        with make_pool(config.workers, task_timeout_s=config.task_timeout_grace_s,
+                       memory_limit_mb=config.memory_limit_mb, workdir=config.workdir, sandbox=config.sandbox,
+                       instrument=config.instrument, min_inputs=config.min_inputs) as pool:
+            if config.scheduler == "even":
+                per_task = harness_budget(config, len(states))
+                run_round(states, lambda _waiting: per_task)
+                summary.rounds = 1
+            else:
+                # The probe may be shorter than min_harness_budget_s: it only has to show some signal.
+                probe = max(PROBE_FLOOR_S, min(config.max_harness_budget_s, config.budget_s * config.probe_fraction
+                                               * config.workers / max(len(states), 1)))
+                run_round(states, lambda _waiting: probe)
+                summary.rounds = 1
+                while True:
+                    candidates = [s for s in states if s.results and not s.done]
+                    time_left = deadline - time.monotonic()
+                    if not candidates or time_left < config.min_harness_budget_s:
+                        break
+                    share = time_left / rounds_left(math.ceil(len(candidates) / 2))
+                    # Budget-constrained halving: keep half, and no more than this round can give a useful run.
+                    fits = max(1, int(share * config.workers // config.min_harness_budget_s))
+                    kept, dropped = halving_keep(candidates, config.min_inputs, most=fits)
+                    for state in dropped:
+                        finish(state)
+                    round_end = time.monotonic() + share
+
+                    def next_budget(waiting: int, end: float = round_end) -> float:
+                        fair = max(end - time.monotonic(), 0.0) * config.workers / max(waiting, 1)
+                        return max(config.min_harness_budget_s, min(config.max_harness_budget_s, fair))
+
+                    run_round(kept, next_budget)
+                    summary.rounds += 1
+            for state in states:
+                finish(state)
     except KeyboardInterrupt:
         summary.exit_reason = "interrupted"
         raise
     finally:
         beating.set()
         heart.join(timeout=5)
-        unfinished = [hid for hid in claimed if remaining_variants[hid] > 0 and hid not in in_flight.values()]
+        busy = {s.hid for s in in_flight.values()}
+        unfinished = [hid for hid in claimed if remaining_variants[hid] > 0 and hid not in busy]
         with store.session() as session:
             for hid in unfinished:
                 q.release(session, hid)
@@ -189,5 +262,6 @@ def run_campaign(store: Store, config: CampaignConfig, *, on_result: ResultCallb
             summary.harnesses = len({hid for hid in claimed})
             summary.elapsed_s = round(time.monotonic() - started, 2)
             counters["left_pending"] = summary.left_pending
+            counters["rounds"] = summary.rounds
             q.finish_run(session, run_id, summary.exit_reason, dict(counters))
     return summary

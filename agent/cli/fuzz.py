@@ -16,10 +16,17 @@ BudgetOpt = Annotated[str, typer.Option("--budget", help="Time for the whole cam
 WorkersOpt = Annotated[int, typer.Option("--workers", min=1, max=64, help="Sandboxed worker processes.")]
 SamplingOpt = Annotated[float, typer.Option("--sampling", min=0.0, max=1.0, help="Fraction of pending harnesses to run (seeded).")]
 PrecisionOpt = Annotated[str, typer.Option("--precision", help="full (float32), half (float16) or mixed (float32 + bfloat16) inputs.")]
+InstrumentOpt = Annotated[str, typer.Option("--instrument", help="none, module, op or kernel: op-level coverage guidance "
+                                            "and, on a confirmed finding, localisation and traces at this level.")]
+MinInputsOpt = Annotated[int, typer.Option("--min-inputs", min=1, help="Executed inputs a pass needs; fewer is "
+                                           "'inconclusive' and retried by the next fuzz.")]
+SchedulerOpt = Annotated[str, typer.Option("--scheduler", help="halving (probe every harness, then more time to those "
+                                           "with signal) or even (the same share for every harness).")]
 
 
 def campaign_config(budget: str, workers: int, sampling: float, precision: str, seed: int = 0,
-                    workdir: str | None = None, no_sandbox: bool = False):  # type: ignore[no-untyped-def]
+                    workdir: str | None = None, no_sandbox: bool = False, *, instrument: str = "op",
+                    min_inputs: int = 50, scheduler: str = "halving"):  # type: ignore[no-untyped-def]
     """Validate the campaign options; exit 2 with one line on a bad value."""
     from agent.campaign.stage import CampaignConfig
     from agent.cli.budget import parse_budget
@@ -29,7 +36,8 @@ def campaign_config(budget: str, workers: int, sampling: float, precision: str, 
         if parsed.seconds is None:
             raise ValueError(f"budget {budget!r}: a campaign budget is a duration (90s, 10m, 1h)")
         config = CampaignConfig(budget_s=parsed.seconds, workers=workers, sampling=sampling,
-                                precision=precision, seed=seed,
+                                precision=precision, seed=seed, instrument=instrument, min_inputs=min_inputs,
+                                scheduler=scheduler,
                                 workdir=str(Path(workdir).expanduser().resolve()) if workdir else None)
         config.validate()
     except ValueError as exc:
@@ -49,6 +57,9 @@ def fuzz(
     stale_after: Annotated[float, typer.Option("--stale-after", min=1.0,
         help="Seconds without a heartbeat after which another campaign counts as dead and its harnesses are retried.")] = 60.0,
     no_sandbox: NoSandboxOpt = False,
+    instrument: InstrumentOpt = "op",
+    min_inputs: MinInputsOpt = 50,
+    scheduler: SchedulerOpt = "halving",
 ) -> None:
     """Run pending harnesses through the worker pool; findings are stored as they come."""
     if ctx.invoked_subcommand is not None:
@@ -56,7 +67,8 @@ def fuzz(
     from agent.pipeline import fuzz_stage
 
     cli = get_ctx(ctx)
-    config = campaign_config(budget, workers, sampling, precision, seed, cli.settings.artifacts_dir, no_sandbox)
+    config = campaign_config(budget, workers, sampling, precision, seed, cli.settings.artifacts_dir, no_sandbox,
+                             instrument=instrument, min_inputs=min_inputs, scheduler=scheduler)
     config.stale_after_s = stale_after
     result = fuzz_stage(cli.store(), config, err=None if cli.json else cli.err)
     if cli.json:

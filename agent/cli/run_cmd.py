@@ -13,7 +13,8 @@ from agent.cli.llm_opts import LlmBudgetOpt, LlmOpt, LlmTimeoutOpt, ModelOpt, ll
 from agent.text_safety import rich_text
 from agent.cli.json_out import format_measure
 from agent.cli.run_summary import RunSummary, TopFinding
-from agent.cli.fuzz import BudgetOpt, PrecisionOpt, SamplingOpt, WorkersOpt, campaign_config
+from agent.cli.fuzz import (BudgetOpt, InstrumentOpt, MinInputsOpt, PrecisionOpt, SamplingOpt, SchedulerOpt, WorkersOpt,
+                            campaign_config)
 from agent.cli.ingest_cmd import CommentsOpt, LabelOpt, SinceOpt, StateOpt
 from agent.cli.sandbox_opt import NoSandboxOpt
 
@@ -36,6 +37,9 @@ def run(
     comments: CommentsOpt = False,
     seed: Annotated[int, typer.Option("--seed")] = 0,
     no_sandbox: NoSandboxOpt = False,
+    instrument: InstrumentOpt = "op",
+    min_inputs: MinInputsOpt = 50,
+    scheduler: SchedulerOpt = "halving",
     llm: LlmOpt = None,
     model: ModelOpt = None,
     llm_budget: LlmBudgetOpt = None,
@@ -53,7 +57,8 @@ def run(
     started = time.monotonic()
     cli = get_ctx(ctx)
     filters = _ingest_filters(source, label, state, since, comments)
-    config = campaign_config(budget, workers, sampling, precision, seed, cli.settings.artifacts_dir, no_sandbox)
+    config = campaign_config(budget, workers, sampling, precision, seed, cli.settings.artifacts_dir, no_sandbox,
+                             instrument=instrument, min_inputs=min_inputs, scheduler=scheduler)
     whole_budget_s = config.budget_s
     settings = llm_settings(cli.settings, llm, model, llm_budget, llm_timeout)
     store = cli.store()

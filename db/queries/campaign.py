@@ -166,7 +166,12 @@ def record_result(session: Session, harness_id: int, run_id: int | None, *, verd
                              evidence=evidence, repro=repro, signature=signature, attempt=attempt, variant=variant)
     session.add(finding)
     if harness is not None:
-        harness.status = "error" if verdict == "error" else "done"
+        # An inconclusive result (too few inputs to call it a pass) leaves the harness pending, so the next
+        # campaign runs it again; so does any later variant of a harness one variant left pending.
+        if verdict == "inconclusive" or (harness.status == "pending" and verdict != "error"):
+            harness.status = "pending"
+        else:
+            harness.status = "error" if verdict == "error" else "done"
     session.flush()
     return finding.id
 

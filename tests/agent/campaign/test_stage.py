@@ -49,3 +49,35 @@ def test_campaign_refuses_a_stored_spec_that_carries_code(store: Store, tmp_path
     with store.session() as session:
         finding = session.query(models.Finding).filter_by(harness_id=hid).one()
         assert "stored specs never carry code" in finding.reason
+
+
+def test_a_pass_on_too_few_inputs_is_inconclusive_and_retried_by_the_next_campaign(store: Store, tmp_path) -> None:
+    pattern_id = add_issue_with_pattern(store)
+    with store.session() as session:
+        (candidate,) = tq.add_candidates(session, pattern_id, [{"target_api": "torch.relu", "score": 0.9}])
+        hid = tq.add_harness(session, candidate.id, GOOD).id
+    config = CampaignConfig(budget_s=8, workers=1, min_harness_budget_s=1, workdir=str(tmp_path),
+                            min_inputs=10**9, scheduler="even")
+    first = run_campaign(store, config, pool_factory=partial(WorkerPool, preload_opinfo=False))
+    assert first.verdicts == {"inconclusive": 1} and first.left_pending == 1
+    with store.session() as session:
+        finding = session.query(models.Finding).filter_by(harness_id=hid).one()
+        assert "a pass needs 1000000000" in finding.reason and finding.evidence["executions_total"] > 0
+        assert session.get(models.Harness, hid).status == "pending"
+    second = run_campaign(store, config, pool_factory=partial(WorkerPool, preload_opinfo=False))
+    assert second.harnesses == 1 and second.verdicts == {"inconclusive": 1}
+
+
+def test_halving_gives_a_harness_more_rounds_until_it_has_enough_inputs(store: Store, tmp_path) -> None:
+    pattern_id = add_issue_with_pattern(store)
+    with store.session() as session:
+        (candidate,) = tq.add_candidates(session, pattern_id, [{"target_api": "torch.relu", "score": 0.9}])
+        hid = tq.add_harness(session, candidate.id, {**GOOD, "max_executions": 20}).id
+    config = CampaignConfig(budget_s=30, workers=1, min_harness_budget_s=1, workdir=str(tmp_path), min_inputs=50,
+                            scheduler="halving")
+    summary = run_campaign(store, config, pool_factory=partial(WorkerPool, preload_opinfo=False))
+    assert summary.verdicts == {"passed": 1} and summary.rounds >= 3
+    with store.session() as session:
+        finding = session.query(models.Finding).filter_by(harness_id=hid).one()
+        assert finding.evidence["rounds"] >= 3 and finding.evidence["executions_total"] >= 50
+        assert session.get(models.Harness, hid).status == "done"

@@ -1,0 +1,81 @@
+"""The confirmation checks: a check that cannot run never confirms; rounding depth; test-only infinities."""
+
+from __future__ import annotations
+
+from fuzz_core import HarnessSpec, run_harness
+
+# The reference raises on any input but the seed's exact quarter values, so the amplification check
+# (which perturbs the input) cannot run; the layout difference itself is certain.
+PERTURBATION_RAISES = '''
+def make_inputs(seed):
+    return (torch.arange(24, dtype=torch.float32).reshape(4, 6) / 4 + 1,), {}
+
+def target(x):
+    if not bool((x * 4 == torch.round(x * 4)).all()):
+        raise ValueError("perturbed input")
+    if x.is_contiguous():
+        return x * 2
+    return x * 2 + 1e-3
+'''
+
+# Twelve multiplications that fp16 rounds away each time (1.0004 is below half an fp16 ulp at [1, 2)):
+# about 6 fp16 ulps off the rounded float32 result, which is rounding of a 12-step composite.
+TWELVE_ROUNDINGS = '''
+def make_inputs(seed):
+    g = torch.Generator().manual_seed(seed)
+    return (torch.rand(64, generator=g) + 1,), {}
+
+def target(x):
+    for _ in range(12):
+        x = x * 1.0004
+    return x
+'''
+
+# The test mode computes asinh as log(|x| + sqrt(x*x + 1)): x*x overflows float32 beyond ~1.8e19,
+# where asinh itself (and float64) is a small finite number.
+NAIVE_ASINH = '''
+def make_inputs(seed):
+    return (torch.tensor([1e19, 3e19, -2e19, 0.5]),), {}
+
+def target(x):
+    if x.is_contiguous():
+        return torch.asinh(x)
+    return torch.sign(x) * torch.log(x.abs() + torch.sqrt(x * x + 1))
+'''
+
+
+def test_a_confirmation_check_that_raises_leaves_the_finding_suspicious(tmp_path) -> None:
+    spec = HarnessSpec(api="planted.fragile", input_source="code", code=PERTURBATION_RAISES,
+                       test_mode="layout:noncontiguous")
+    result = run_harness(spec, max_executions=1, workdir=tmp_path)
+    assert result.verdict == "suspicious", result.reason
+    assert "check_amplification could not run" in result.reason and "perturbed input" in result.reason
+    assert result.evidence["failed_check"] == "check_amplification"
+
+
+def test_rounding_of_a_composite_op_is_within_its_depth_allowance(tmp_path) -> None:
+    spec = HarnessSpec(api="planted.twelve_steps", input_source="code", code=TWELVE_ROUNDINGS,
+                       test_mode="dtype:float16")
+    result = run_harness(spec, max_executions=1, workdir=tmp_path)
+    assert result.verdict == "passed", result.reason
+    assert result.evidence["rounding_accepted"] == 1
+    assert "rounding allowance" in result.reason
+
+
+def test_garbage_in_low_precision_is_still_confirmed_and_localised(tmp_path) -> None:
+    spec = HarnessSpec(api="torch.nn.functional.soft_margin_loss", test_mode="dtype:float16")
+    result = run_harness(spec, max_executions=30, workdir=tmp_path, instrument="op")
+    assert result.verdict == "confirmed", result.reason
+    assert result.evidence["max_abs_diff"] == "inf"
+    assert result.evidence["first_divergent_op"]["name"] == "aten.soft_margin_loss.default"
+    bare = run_harness(spec, max_executions=30, workdir=tmp_path, instrument="none")
+    assert bare.verdict == "confirmed" and "first_divergent_op" not in bare.evidence
+
+
+def test_an_infinity_only_the_test_mode_produces_on_huge_inputs_is_confirmed(tmp_path) -> None:
+    spec = HarnessSpec(api="planted.naive_asinh", input_source="code", code=NAIVE_ASINH,
+                       test_mode="layout:noncontiguous")
+    result = run_harness(spec, max_executions=1, workdir=tmp_path)
+    assert result.verdict == "confirmed", result.reason
+    assert result.evidence["test_only_infinities"] == 2
+    assert result.evidence["perturbation_overflows"] is False
