@@ -123,4 +123,12 @@ class SmallShapeChange:
         return sample.with_tree(map_tensors(sample.tree(), change), origin=f"{sample.origin}>shape")
 
 
-DEFAULT_MUTATORS = (GaussianNoise(), SpecialValues(), DtypeBoundary(), LayoutChange(), SmallShapeChange())
+def _trigger_mutators() -> tuple:
+    from fuzz_core.mutators.triggers import Broadcast, MemoryFormat, OverlappingView, ZeroSizeDim
+
+    return (ZeroSizeDim(), OverlappingView(), MemoryFormat(), Broadcast())
+
+
+# Value mutators first (they never recompile a compiled mode), then structural and trigger-aware ones.
+DEFAULT_MUTATORS = (GaussianNoise(), SpecialValues(), DtypeBoundary(), LayoutChange(), SmallShapeChange(),
+                    *_trigger_mutators())

@@ -15,11 +15,17 @@ def special_value(name: str, dtype: torch.dtype) -> float:
         "denormal": info.smallest_normal / 4,  # subnormal in this dtype
         "huge": info.max / 4,
         "tiny": info.smallest_normal,
+        # Twice sqrt(max) (≈3.7e19 in float32): a square overflows while the true result of asinh, hypot,
+        # std, norm... is small and representable.
+        "square_overflow": 2 * info.max ** 0.5,
+        # A magnitude beyond 2^24 (exact float32 integers end there): x / y and x - trunc(x / y) * y
+        # lose the remainder (fmod, remainder, floor_divide).
+        "beyond_2_24": min(3.0 * 2**24 + 1, info.max / 2),
     }
     return values[name]
 
 
-SPECIAL_VALUE_NAMES = ("nan", "inf", "-inf", "-0.0", "denormal", "huge", "tiny")
+SPECIAL_VALUE_NAMES = ("nan", "inf", "-inf", "-0.0", "denormal", "huge", "tiny", "square_overflow", "beyond_2_24")
 
 
 def boundary_values(dtype: torch.dtype) -> list[float]:

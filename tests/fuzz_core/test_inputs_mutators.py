@@ -113,7 +113,8 @@ def test_corpus_selector_seam_grows_the_corpus_and_stays_replayable() -> None:
     result = run_harness(spec, max_executions=15, selector=selector, progress=recorded.append)
     assert result.verdict == "passed"
     assert len(selector.observed) == 15
-    ref_out, test_out = selector.observed[-1][1]  # type: ignore[misc]
+    # A passing input ran both modes, so both outputs reach the selector (a not-applicable one has no test output).
+    ref_out, test_out = [outputs for outcome, outputs in selector.observed if outcome == "pass"][-1]  # type: ignore[misc]
     assert isinstance(ref_out, torch.Tensor) and isinstance(test_out, torch.Tensor)
     # Always mutating the newest entry builds chains of mutations; the recipe still rebuilds the input.
     assert max(len(r["steps"]) for r in recorded) >= 3
@@ -122,3 +123,29 @@ def test_corpus_selector_seam_grows_the_corpus_and_stays_replayable() -> None:
     replayed, executed = fresh.replay(recorded[-1]).args[0], selector.samples[-1].args[0]
     assert replayed.shape == executed.shape
     assert torch.equal(replayed.nan_to_num(), executed.nan_to_num())
+
+
+def test_trigger_mutators_make_the_shapes_and_layouts_they_name() -> None:
+    from fuzz_core.mutators.triggers import Broadcast, MemoryFormat, OverlappingView, ZeroSizeDim
+
+    x = torch.randn(2, 3, 4, 5)
+    sample = Sample(args=(x, torch.randn(2, 3, 4, 5)), kwargs={})
+    gen = lambda: torch.Generator().manual_seed(1)  # noqa: E731
+    empty = ZeroSizeDim().mutate(sample, gen())
+    assert empty is not None and all(0 in t.shape for t in empty.args)
+    overlapping = OverlappingView().mutate(sample, gen())
+    assert overlapping is not None and 0 in overlapping.args[0].stride() and overlapping.args[1] is sample.args[1]
+    channels_last = MemoryFormat().mutate(sample, gen())
+    assert channels_last is not None and channels_last.args[0].is_contiguous(memory_format=torch.channels_last)
+    assert torch.equal(channels_last.args[0], x)
+    broadcast = Broadcast().mutate(sample, gen())
+    assert broadcast is not None and broadcast.args[0].shape == x.shape and 1 in broadcast.args[1].shape
+
+
+def test_special_values_include_the_square_overflow_and_2_24_edges() -> None:
+    from fuzz_core.mutators.values import special_value
+
+    edge = special_value("square_overflow", torch.float32)
+    assert 1e19 <= edge and torch.isinf(torch.tensor(edge) * torch.tensor(edge))
+    assert special_value("beyond_2_24", torch.float32) > 2**24
+    assert special_value("beyond_2_24", torch.float16) <= torch.finfo(torch.float16).max
