@@ -6,6 +6,7 @@ from typing import Annotated
 
 import typer
 
+from agent.cli.argv import hoisting_group
 from agent.cli.context import EXIT_USAGE, CliContext, fail
 from agent.config import load_settings
 
@@ -18,6 +19,7 @@ app = typer.Typer(
     no_args_is_help=True,
     pretty_exceptions_show_locals=False,
     add_completion=False,
+    cls=hoisting_group(),  # `transfuzz review list --json` means `transfuzz --json review list`
 )
 
 
@@ -45,6 +47,7 @@ def _register() -> None:
         ingest_cmd,
         review_cmd,
         run_cmd,
+        schema_cmd,
         serve_cmd,
         stats,
         transfer_cmd,
@@ -62,6 +65,7 @@ def _register() -> None:
 
     export_cmd.register(app)
     app.command("stats")(stats.stats)
+    app.command("schema")(schema_cmd.schema)
     app.add_typer(db_cmd.db_app, name="db")
     app.add_typer(eval_cmd.eval_app, name="eval")
 
@@ -70,8 +74,4 @@ _register()
 
 
 def main() -> None:
-    import sys
-
-    from agent.cli.argv import hoist_global_options
-
-    app(args=hoist_global_options(sys.argv[1:]), prog_name="transfuzz")
+    app(prog_name="transfuzz")

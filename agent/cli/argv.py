@@ -35,3 +35,14 @@ def hoist_global_options(argv: Sequence[str]) -> list[str]:
             rest.append(token)
         index += 1
     return front + rest
+
+
+def hoisting_group():  # type: ignore[no-untyped-def]
+    """The root command's class: it hoists global options before Click parses (CLI, tests and `python -m` alike)."""
+    from typer.core import TyperGroup
+
+    class GlobalOptionsGroup(TyperGroup):
+        def parse_args(self, ctx, args):  # type: ignore[no-untyped-def, override]
+            return super().parse_args(ctx, hoist_global_options(args))
+
+    return GlobalOptionsGroup

@@ -48,7 +48,10 @@ def export(
     if fmt not in FORMATS:
         fail(f"--format {fmt!r} is not one of {', '.join(FORMATS)}", code=EXIT_USAGE)
     sandbox = sandbox_required(no_sandbox) if check_repro else True
-    store = cli.store()
+    store = cli.store(must_exist=True)
+    problem = unwritable_reason(out)
+    if problem is not None:
+        fail(problem, code=EXIT_USAGE)
     try:
         index = export_findings(
             store, out, status=status, fmt=fmt, check_repro=check_repro, repro_timeout_s=repro_timeout,  # type: ignore[arg-type]
@@ -75,3 +78,31 @@ def export(
                 highlight=False,
             )
         raise typer.Exit(EXIT_FAILURE)
+
+
+def unwritable_reason(out: Path) -> str | None:
+    """Why reports cannot be written under ``out`` (None when they can): checked before any work is done."""
+    import errno
+    import os
+    import tempfile
+
+    existing = out.expanduser().absolute()
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    hint = "choose a folder you can write, e.g. --out ./reports"
+    if not existing.is_dir():
+        return f"cannot write reports under --out {out}: {existing} is a file, not a folder; {hint}"
+    try:
+        out.expanduser().mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=out.expanduser()):
+            pass
+    except OSError as exc:
+        why = os.strerror(exc.errno) if exc.errno else str(exc)
+        if exc.errno in (errno.EACCES, errno.EPERM):
+            detail = f"{existing} does not let this user ({os.environ.get('USER') or os.getuid()}) write in it"
+        elif exc.errno == errno.EROFS:
+            detail = f"{existing} is on a read-only filesystem"
+        else:
+            detail = f"{existing} does not accept new folders or files there ({why}; a special filesystem such as /proc?)"
+        return f"cannot write reports under --out {out}: {detail}; {hint}"
+    return None

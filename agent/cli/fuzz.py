@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
 import typer
 
@@ -15,7 +15,8 @@ fuzz_app = typer.Typer(help="Run harnesses through the fuzz core.", invoke_witho
 BudgetOpt = Annotated[str, typer.Option("--budget", help="Time for the whole campaign: 90s, 10m, 1h.")]
 WorkersOpt = Annotated[int, typer.Option("--workers", min=1, max=64, help="Sandboxed worker processes.")]
 SamplingOpt = Annotated[float, typer.Option("--sampling", min=0.0, max=1.0, help="Fraction of pending harnesses to run (seeded).")]
-PrecisionOpt = Annotated[str, typer.Option("--precision", help="full (float32), half (float16) or mixed (float32 + bfloat16) inputs.")]
+Precision = Literal["full", "half", "mixed"]  # agent.harness.generate.PRECISIONS (tests/agent/cli ties them)
+PrecisionOpt = Annotated[Precision, typer.Option("--precision", help="full (float32), half (float16) or mixed (float32 + bfloat16) inputs.")]
 InstrumentOpt = Annotated[str, typer.Option("--instrument", help="none, module, op or kernel: op-level coverage guidance "
                                             "and, on a confirmed finding, localisation and traces at this level.")]
 MinInputsOpt = Annotated[int, typer.Option("--min-inputs", min=1, help="Executed inputs a pass needs; fewer is "

@@ -12,6 +12,7 @@ from pydantic import BaseModel
 from agent.cli.budget import parse_budget
 from agent.cli.context import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, fail, get_ctx
 from agent.cli.sandbox_opt import NoSandboxOpt, sandbox_required
+from fuzz_core.kinds import KIND_MODE_PAIRS
 
 LOW_DTYPES = ("float16", "bfloat16")
 FINDING_VERDICTS = ("confirmed", "crash", "hang", "error")
@@ -63,7 +64,7 @@ def _build_spec(api: str, kind: str, dtype: str | None, backend: str | None, see
 def fuzz_api(
     ctx: typer.Context,
     api: Annotated[str, typer.Argument(help="Qualified API name, e.g. torch.nn.functional.relu6 or torch.Tensor.add.")],
-    pattern: Annotated[str, typer.Option("--pattern", "-p", help="Pattern kind, e.g. Compile_Eager_Mismatch.")] = (
+    pattern: Annotated[str, typer.Option("--pattern", "-p", help=f"Pattern kind: {', '.join(KIND_MODE_PAIRS)}.")] = (
         "Compile_Eager_Mismatch"),
     dtype: Annotated[str | None, typer.Option(help="Input dtype; for Precision_Mismatch the low dtype "
                                                    "(float16 or bfloat16).")] = None,

@@ -200,4 +200,17 @@ def file(
         fail(str(exc), code=EXIT_USAGE)
     except OSError as exc:
         fail(f"cannot read {path}: {exc}", code=EXIT_USAGE)
+    not_json = not_json_reason(str(path), summary)
+    if not_json is not None:
+        fail(not_json, code=EXIT_USAGE)
     _report(cli, summary)
+
+
+def not_json_reason(source: str, summary) -> str | None:  # type: ignore[no-untyped-def]
+    """A file none of whose records is JSON is not a dump with bad records but no dump at all (exit 2)."""
+    if summary.issues or summary.pull_requests or not summary.problems:
+        return None
+    if not all(problem.reason.startswith("invalid JSON") for problem in summary.problems):
+        return None
+    first = summary.problems[0]
+    return f"{source} is not JSON: {first.position}: {first.reason.removeprefix('invalid JSON: ')}"

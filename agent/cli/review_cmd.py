@@ -3,18 +3,15 @@
 from __future__ import annotations
 
 from enum import Enum
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 import typer
 
 from agent.cli.context import EXIT_USAGE, fail, get_ctx
 from agent.cli.json_out import Versioned
-from agent.review.views import FindingSummary
+from agent.review.views import FindingDetail, FindingSummary
 from agent.text_safety import markup_safe, rich_text
 from db.status import REVIEW_STATUSES, VERDICTS
-
-if TYPE_CHECKING:
-    from agent.review.views import FindingDetail
 
 review_app = typer.Typer(help="Review proposed findings.", no_args_is_help=True)
 
@@ -27,6 +24,12 @@ def register(app: typer.Typer) -> None:
 ReviewStatus = Enum("ReviewStatus", {value: value for value in REVIEW_STATUSES}, type=str)  # type: ignore[misc]
 Verdict = Enum("Verdict", {value: value for value in VERDICTS}, type=str)  # type: ignore[misc]
 DEFAULT_VERDICTS = ("confirmed", "suspicious")
+
+
+class ReviewShow(Versioned, FindingDetail):
+    """`transfuzz review show ID --json`."""
+
+    root_cause_group: list[str]
 
 
 class ReviewList(Versioned):
@@ -60,13 +63,12 @@ def list_cmd(
     if cli.json:
         cli.emit(ReviewList(filters={"review_status": statuses, "verdict": verdicts, "limit": limit}, findings=rows))
         return
-    what = "findings" if statuses is None and verdicts is None else "/".join(statuses or ["any-status"]) + " " + (
-        "/".join(verdicts or ["any-verdict"]))
+    what = " ".join(["/".join(chosen) for chosen in (statuses, verdicts) if chosen] + ["findings"])
     if not rows:
         hint = "" if show_all else "; `transfuzz review list --all` shows every finding"
-        cli.err.print(f"no {markup_safe(what)} findings{hint}", highlight=False)
+        cli.err.print(f"no {markup_safe(what)}{hint}", highlight=False)
         return
-    output_console().print(list_table(rows, output_width(), what=what if what == "findings" else f"{what} findings"))
+    output_console().print(list_table(rows, output_width(), what=what))
 
 
 def _finding_id(text: str) -> int:
@@ -88,7 +90,7 @@ def _load_detail(ctx: typer.Context, finding_id: int) -> FindingDetail:
     from db.queries.findings import FindingNotFound, get_finding
 
     cli = get_ctx(ctx)
-    with cli.store().session() as session:
+    with cli.store(must_exist=True).session() as session:
         try:
             return FindingDetail.of(get_finding(session, finding_id))
         except FindingNotFound as exc:
@@ -100,11 +102,14 @@ def show_cmd(ctx: typer.Context, finding_id: IdArgument) -> None:
     """Source issue, pattern in formal notation, target API, verdict, evidence, repro, past decisions."""
     from agent.review.render import render_detail
 
+    from agent.review.values import finding_values
+
     cli = get_ctx(ctx)
     detail = _load_detail(ctx, _finding_id(finding_id))
+    detail = detail.model_copy(update={"values": finding_values(detail.evidence)})
     group = _group_lines(ctx, detail.id)
     if cli.json:
-        cli.emit({**detail.model_dump(mode="json"), "root_cause_group": group})
+        cli.emit(ReviewShow(**detail.model_dump(), root_cause_group=group))
         return
     typer.echo(render_detail(detail, group=group))
 
@@ -115,7 +120,7 @@ def _group_lines(ctx: typer.Context, finding_id: int) -> list[str]:
     from agent.review.known import matching_issues
     from db.queries.findings import get_finding, list_findings
 
-    with get_ctx(ctx).store().session() as session:
+    with get_ctx(ctx).store(must_exist=True).session() as session:
         cause = root_cause(get_finding(session, finding_id))
         group = next(g for g in group_by_root_cause(list_findings(session)) if g.cause.key == cause.key)
         lines = [f"{cause.symptom}; divergence at {cause.locus}",
@@ -134,7 +139,7 @@ def _decide(ctx: typer.Context, finding_id: int, decision: str, note: str | None
         checked = make_decision(finding_id, decision, reviewer, note)
     except ReviewInputError as exc:
         fail(str(exc), code=EXIT_USAGE)
-    with cli.store().session() as session:
+    with cli.store(must_exist=True).session() as session:
         try:
             stored = decide(session, checked)
         except FindingNotFound as exc:
@@ -157,9 +162,17 @@ def accept_cmd(
     finding_id: IdArgument,
     note: NoteOption = None,
     reviewer: ReviewerOption = None,
+    force: Annotated[bool, typer.Option("--force", help="Accept a finding whose verdict is not confirmed "
+                                        "(say why with --note).")] = False,
 ) -> None:
-    """Accept a finding as a real bug."""
-    _decide(ctx, _finding_id(finding_id), "accepted", note, reviewer)
+    """Accept a finding as a real bug (a finding that is not confirmed needs --force)."""
+    checked_id = _finding_id(finding_id)
+    verdict = _load_detail(ctx, checked_id).verdict
+    if verdict != "confirmed" and not force:
+        fail(f"finding {checked_id} is {verdict}, not confirmed: the fuzz core did not establish it as a bug; "
+             f"`transfuzz review show {checked_id}` shows why. Accept it anyway with --force --note WHY",
+             code=EXIT_USAGE)
+    _decide(ctx, checked_id, "accepted", note, reviewer)
 
 
 @review_app.command("reject")

@@ -73,6 +73,7 @@ def run(
         stages: dict[str, Any] = {}
         err.rule("ingest")
         stages["ingest"] = ingest_stage(store, settings, source, limit=limit, filters=filters)
+        _refuse_a_file_that_is_not_json(source, stages["ingest"])
         err.rule("extract")
         stages["extract"] = extract_stage(store, settings, llm_backend=backend)
         err.rule("transfer")
@@ -94,6 +95,15 @@ def run(
         print_summary(this_run)
     breaker = getattr(backend, "breaker", None)
     _report_llm_stop(err, stages, endpoint_down=bool(breaker is not None and breaker.open))
+
+
+def _refuse_a_file_that_is_not_json(source: str, ingested: dict[str, Any]) -> None:
+    from agent.cli.ingest_cmd import not_json_reason
+    from agent.ingest import IngestSummary
+
+    reason = not_json_reason(source, IngestSummary.model_validate(ingested))
+    if reason is not None:
+        fail(reason, code=EXIT_USAGE)
 
 
 def _ingest_filters(source: str, label: list[str] | None, state: str, since: str | None,

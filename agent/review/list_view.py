@@ -64,11 +64,12 @@ def list_table(rows: list[FindingSummary], width: int, *, what: str) -> Table:
         cells["note"] = notes
     widths = {header: _width(header, column) for header, column in cells.items()}
     widths["issue"] = min(widths["issue"], 22)
-    if show_note:
-        widths["note"] = min(widths["note"], NOTE_WIDTH)
-    flexible = ("API", "modes")
+    flexible = ("API", "modes", "note")
     # columns are divided by one space (no edges, no padding)
     room = width - (len(cells) - 1) - sum(w for header, w in widths.items() if header not in flexible)
+    if show_note:  # the note wraps in what API and modes leave (at least 8 columns)
+        widths["note"] = max(8, min(widths["note"], NOTE_WIDTH, room - MIN_API_WIDTH - 12))
+        room -= widths["note"]
     api_width = max(MIN_API_WIDTH, min(widths["API"], room - widths["modes"]))
     modes_width = max(10, min(widths["modes"], room - api_width))
     apis = short_names(cells["API"], api_width)

@@ -90,7 +90,12 @@ def _detail_lines(detail: FindingDetail) -> list[str]:
         ]
     if detail.trigger:
         lines += ["", f"Trigger: {json.dumps(detail.trigger, sort_keys=True)}"]
-    lines += ["", f"Verdict: {detail.verdict}", f"  {one_line(detail.reason) or '(no reason recorded)'}", "", "Evidence:"]
+    lines += ["", f"Verdict: {detail.verdict}", f"  {one_line(detail.reason) or '(no reason recorded)'}"]
+    if detail.values is not None:
+        from agent.review.values import value_lines
+
+        lines += ["", "Values:"] + [strip_control(line) for line in value_lines(detail.values)]
+    lines += ["", "Evidence:"]
     lines += evidence_lines(detail.evidence) or ["  (none)"]
     lines += ["", "Repro:"]
     lines += _block(detail.repro.rstrip("\n")) if detail.repro.strip() else ["  (no repro stored)"]

@@ -9,6 +9,7 @@ from pydantic import BaseModel
 
 from agent.cli.json_out import Measure
 from agent.review import lineage
+from agent.review.values import FindingValues
 from db.queries.findings import FindingRecord, ReviewRecord
 
 
@@ -105,6 +106,7 @@ class FindingDetail(FindingSummary):
     pattern: PatternView | None
     candidate: CandidateView | None
     reviews: list[ReviewView]
+    values: FindingValues | None = None  # read by `review show` (agent/review/values.py)
 
     @classmethod
     def of(cls, finding: FindingRecord) -> FindingDetail:
