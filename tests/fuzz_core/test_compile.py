@@ -59,3 +59,18 @@ def test_cached_compiled_callable_sees_each_new_input() -> None:
     second = Sample(args=(torch.full((3,), 5.0), torch.full((3,), 7.0)), kwargs={"alpha": 2})
     assert torch.equal(mode.run(target, first), torch.full((3,), 3.0))
     assert torch.equal(mode.run(target, second), torch.full((3,), 19.0))
+
+
+@pytest.mark.compile
+def test_a_compiled_callable_is_reused_for_value_mutations(tmp_path) -> None:
+    """Compile once, run many: most inputs reuse compiled code; compile time is booked apart."""
+    from fuzz_core import run_harness
+
+    spec = HarnessSpec(api="torch.sigmoid", test_mode="compile:inductor", seed=1)
+    result = run_harness(spec, budget_s=12, workdir=tmp_path)
+    assert result.verdict == "passed", result.reason
+    ev = result.evidence
+    assert result.executions >= 100
+    assert 1 <= ev["compiles"] < result.executions / 20
+    assert ev["compile_s"] > 0 and ev["execute_s"] > 0
+    assert ev["compile_s"] + ev["execute_s"] <= result.elapsed_s
