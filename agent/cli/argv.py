@@ -45,4 +45,39 @@ def hoisting_group():  # type: ignore[no-untyped-def]
         def parse_args(self, ctx, args):  # type: ignore[no-untyped-def, override]
             return super().parse_args(ctx, hoist_global_options(args))
 
+        def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True,  # type: ignore[no-untyped-def, override]
+                 **extra):
+            """Usage errors as one line on stderr and exit 2, like every error of ours (not a boxed panel)."""
+            if not standalone_mode:
+                return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+            import sys
+
+            from typer._click.exceptions import ClickException, NoArgsIsHelpError
+            from typer.exceptions import Abort
+
+            try:
+                code = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+            except NoArgsIsHelpError as exc:
+                exc.show()
+                sys.exit(exc.exit_code)
+            except ClickException as exc:
+                sys.stderr.write(usage_error_line(exc) + "\n")
+                sys.exit(exc.exit_code)
+            except Abort:
+                sys.stderr.write("Aborted.\n")
+                sys.exit(1)
+            sys.exit(code if isinstance(code, int) else 0)
+
+    return GlobalOptionsGroup
+
+
+def usage_error_line(exc) -> str:  # type: ignore[no-untyped-def]
+    """`error: <what was wrong> (transfuzz CMD --help)`, control characters removed (it may quote argv)."""
+    from agent.text_safety import one_line
+
+    message = one_line(exc.format_message()).replace("Value error, ", "")
+    ctx = getattr(exc, "ctx", None)
+    where = f" (see `{ctx.command_path} --help`)" if ctx is not None else ""
+    return f"error: {message}{where}"
+
     return GlobalOptionsGroup

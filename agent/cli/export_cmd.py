@@ -91,7 +91,7 @@ def unwritable_reason(out: Path) -> str | None:
         existing = existing.parent
     hint = "choose a folder you can write, e.g. --out ./reports"
     if not existing.is_dir():
-        return f"cannot write reports under --out {out}: {existing} is a file, not a folder; {hint}"
+        return f"cannot write reports under --out {out}: {existing} is not a directory (it is a file); {hint}"
     try:
         out.expanduser().mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryFile(dir=out.expanduser()):

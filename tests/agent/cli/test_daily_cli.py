@@ -194,7 +194,7 @@ def test_export_explains_a_folder_it_cannot_write(review_db: Store, tmp_path: Pa
     blocker.write_text("")
     result = runner.invoke(app, ["--db", review_db.url, "export", "--out", str(blocker / "reports")])
     assert result.exit_code == 2
-    assert f"{blocker} is a file, not a folder" in " ".join(result.stderr.split())
+    assert f"{blocker} is not a directory (it is a file)" in " ".join(result.stderr.split())
 
 
 def test_run_refuses_github_filters_for_a_dump_file(tmp_path: Path) -> None:
@@ -287,3 +287,10 @@ def test_stats_for_an_unknown_run_names_the_last_one(review_db: Store) -> None:
     _, second = _two_runs(review_db)
     result = runner.invoke(app, ["--db", review_db.url, "stats", "--run", "999"])
     assert result.exit_code == 2 and f"the last run is {second}" in result.stderr
+
+
+def test_a_usage_error_is_one_line_naming_the_help_to_read(tmp_path: Path) -> None:
+    result = _cli("--db", f"sqlite:///{tmp_path / 'x.db'}", "review", "list", "--bogus")
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [
+        "error: No such option: --bogus (see `transfuzz review list --help`)"]

@@ -56,7 +56,7 @@ def test_file_bad_records_go_to_stderr_and_the_summary(tmp_path: Path) -> None:
         (["ingest", "file", "no/such/dump.json"], "no such file"),
         (["ingest", "file", str(SAMPLE_ISSUES), "--repo", "not-a-repo"], "--repo must be OWNER/REPO"),
         (["ingest", "github", "pytorch"], "repository must be OWNER/REPO"),
-        (["ingest", "github", "a/b", "--state", "merged"], "--state must be one of"),
+        (["ingest", "github", "a/b", "--state", "merged"], "'merged' is not one of 'open', 'closed', 'all'"),
         (["ingest", "github", "a/b", "--since", "last week"], "--since must be an ISO date"),
         (["ingest", "github", "a/b", "--limit", "0"], "--limit must be at least 1"),
     ],
