@@ -49,6 +49,8 @@ class CampaignConfig:
     min_inputs: int = 50  # a pass on fewer executed inputs is `inconclusive`
     instrument: str = "op"  # none | module | op | kernel, for every worker
     probe_fraction: float = 0.3  # halving: share of the budget spent on the first probe of every harness
+    executor: str = "local"  # local (process pool) | ray (actors, each one warm sandboxed worker)
+    ray_address: str | None = None  # ray: "auto", "ray://host:10001", or None for a new local instance
 
     def validate(self) -> None:
         if self.budget_s <= 0:
@@ -69,6 +71,10 @@ class CampaignConfig:
             raise ValueError(f"instrument must be one of {', '.join(LEVELS)}")
         if not 0 < self.probe_fraction <= 1:
             raise ValueError("probe_fraction must be in (0, 1]")
+        from agent.campaign.executors import EXECUTORS
+
+        if self.executor not in EXECUTORS:
+            raise ValueError(f"executor must be one of {', '.join(EXECUTORS)}")
 
 
 @dataclass
@@ -105,18 +111,23 @@ def harness_budget(config: CampaignConfig, n_tasks: int, share: float = 1.0) -> 
 
 
 ResultCallback = Callable[[int, Any], None]
+# A database that blinks (a PostgreSQL restart) is waited for: ~30 s over 7 tries, then the error stands.
+db_retry = retry(stop=stop_after_attempt(7), wait=wait_exponential(multiplier=0.5, max=10),
+                 retry=retry_if_exception_type(OperationalError), reraise=True)
 PROBE_FLOOR_S = 0.5
 
 
 def run_campaign(store: Store, config: CampaignConfig, *, on_result: ResultCallback | None = None,
                  pool_factory: Callable[..., Any] | None = None) -> CampaignSummary:
-    from fuzz_core import HarnessResult, HarnessSpec, WorkerPool
+    from agent.campaign.executors import executor_factory
+    from fuzz_core import HarnessResult, HarnessSpec
     from fuzz_core.spec import SpecError
 
     config.validate()
     started = time.monotonic()
     deadline = started + config.budget_s
     with store.session() as session:
+        q.refuse_second_driver(session, timedelta(seconds=config.stale_after_s))
         run_id = q.start_run(session, "fuzz", asdict(config))
         reclaimed = q.reclaim_stale(session, timedelta(seconds=config.stale_after_s))
         pending = [(hid, spec) for hid, spec in q.pending_harnesses(session) if sampled(hid, config.seed, config.sampling)]
@@ -125,32 +136,40 @@ def run_campaign(store: Store, config: CampaignConfig, *, on_result: ResultCallb
     counters: Counter = Counter()
     remaining_variants = Counter(state.hid for state in states)
 
-    @retry(stop=stop_after_attempt(5), wait=wait_exponential(multiplier=0.5, max=10),
-           retry=retry_if_exception_type(OperationalError), reraise=True)
-    def persist(hid: int, result: Any) -> None:
-        """Commit one result; a database that blinks is retried, one that stays away stops the
-        campaign with the harness still claimed, so the next campaign runs it again."""
+    @db_retry
+    def persist(hid: int, result: Any, variant: str) -> None:
+        """Commit one result; a database that blinks is retried (Note [One verdict per claim] makes the retry
+        safe), one that stays away stops the campaign with the harness still claimed, so the next campaign
+        runs it again. A result whose claim another driver took over is dropped: that driver runs it."""
+        step = Counter({f"verdict:{result.verdict}": 1, "executions": int(result.executions), "tasks": 1})
         with store.session() as session:
-            q.record_result(session, hid, run_id, verdict=result.verdict, reason=result.reason,
-                            evidence=result.evidence, repro=result.repro, signature=result.signature)
-            counters[f"verdict:{result.verdict}"] += 1
-            counters["executions"] += int(result.executions)
-            counters["tasks"] += 1
-            q.save_counters(session, run_id, dict(counters))
+            if q.record_result(session, hid, run_id, verdict=result.verdict, reason=result.reason,
+                               evidence=result.evidence, repro=result.repro, signature=result.signature,
+                               variant=variant) is None:
+                step = Counter({"claims_lost": 1})
+            q.save_counters(session, run_id, dict(counters + step))
+        counters.update(step)  # only once committed, so a retried write never counts twice
+        if "claims_lost" in step:
+            return
         summary.verdicts[result.verdict] += 1
         summary.executions += int(result.executions)
         if on_result is not None:
             on_result(hid, result)
+
+    @db_retry
+    def claim(hid: int) -> bool:
+        with store.session() as session:
+            return q.claim(session, hid, run_id)
 
     def finish(state: TaskState) -> None:
         """Store the task's one result (its strongest verdict over all rounds)."""
         if state.done or not state.results:
             return
         state.done = True
-        persist(state.hid, aggregate(state, config.min_inputs, HarnessResult))
+        persist(state.hid, aggregate(state, config.min_inputs, HarnessResult), q.variant_key(state.spec))
         remaining_variants[state.hid] -= 1
 
-    make_pool = pool_factory or WorkerPool
+    make_pool = pool_factory or executor_factory(config.executor, ray_address=config.ray_address)
     beating = threading.Event()
 
     def beat() -> None:
@@ -179,10 +198,9 @@ def run_campaign(store: Store, config: CampaignConfig, *, on_result: ResultCallb
                     break
                 state = queue.pop(0)
                 if state.hid not in claimed:
-                    with store.session() as session:
-                        if not q.claim(session, state.hid, run_id):
-                            state.done = True  # another campaign has it
-                            continue
+                    if not claim(state.hid):
+                        state.done = True  # another campaign has it
+                        continue
                     claimed.add(state.hid)
                 left = max(config.min_harness_budget_s, min(budget, deadline - time.monotonic()))
                 try:

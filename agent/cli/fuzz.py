@@ -7,7 +7,8 @@ from typing import Annotated, Literal
 
 import typer
 
-from agent.cli.context import EXIT_USAGE, fail, get_ctx
+from agent.cli.ci_opts import ExecutorOpt, FailOnOpt, JunitOpt, RayAddressOpt, SarifOpt
+from agent.cli.context import EXIT_FAILURE, EXIT_USAGE, fail, get_ctx
 from agent.cli.sandbox_opt import NoSandboxOpt, sandbox_required
 
 fuzz_app = typer.Typer(help="Run harnesses through the fuzz core.", invoke_without_command=True)
@@ -61,23 +62,39 @@ def fuzz(
     instrument: InstrumentOpt = "op",
     min_inputs: MinInputsOpt = 50,
     scheduler: SchedulerOpt = "halving",
+    executor: ExecutorOpt = "local",
+    ray_address: RayAddressOpt = None,
+    fail_on: FailOnOpt = None,
+    junit: JunitOpt = None,
+    sarif: SarifOpt = None,
 ) -> None:
-    """Run pending harnesses through the worker pool; findings are stored as they come."""
+    """Run pending harnesses through the worker pool; findings are stored as they come.
+
+    In CI: --fail-on confirmed exits 1 when the run confirms a finding; --junit/--sarif write result files."""
     if ctx.invoked_subcommand is not None:
         return
+    from agent.cli.ci_opts import apply_executor, campaign_errors, check_gate, ci_results
     from agent.pipeline import fuzz_stage
 
     cli = get_ctx(ctx)
     config = campaign_config(budget, workers, sampling, precision, seed, cli.settings.artifacts_dir, no_sandbox,
                              instrument=instrument, min_inputs=min_inputs, scheduler=scheduler)
     config.stale_after_s = stale_after
-    result = fuzz_stage(cli.store(), config, err=None if cli.json else cli.err)
+    config.heartbeat_s = min(config.heartbeat_s, stale_after / 3)  # a live driver never looks stale to another
+    apply_executor(config, executor, ray_address)
+    check_gate(fail_on)
+    store = cli.store()
+    with campaign_errors():
+        result = fuzz_stage(store, config, err=None if cli.json else cli.err)
+    gate_failed = ci_results(store, result.get("run_id"), fail_on=fail_on, junit=junit, sarif=sarif, err=cli.err)
     if cli.json:
         cli.emit(result)
     else:
         verdicts = ", ".join(f"{k}: {v}" for k, v in sorted(result["verdicts"].items())) or "none"
         typer.echo(f"run {result['run_id']}: {result['exit_reason']}; {result['harnesses']} harnesses, "
                    f"{result['executions']} executions, {result['left_pending']} left pending; verdicts: {verdicts}")
+    if gate_failed:
+        raise typer.Exit(EXIT_FAILURE)
 
 
 def _register() -> None:

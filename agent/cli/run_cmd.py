@@ -16,6 +16,8 @@ from agent.cli.run_summary import RunSummary, TopFinding
 from agent.cli.fuzz import (BudgetOpt, InstrumentOpt, MinInputsOpt, PrecisionOpt, SamplingOpt, SchedulerOpt, WorkersOpt,
                             campaign_config)
 from agent.cli.ingest_cmd import CommentsOpt, LabelOpt, SinceOpt, StateOpt
+from agent.cli.ci_opts import (ExecutorOpt, FailOnOpt, JunitOpt, RayAddressOpt, SarifOpt, apply_executor,
+                               campaign_errors, check_gate, ci_results)
 from agent.cli.sandbox_opt import NoSandboxOpt
 
 
@@ -44,6 +46,11 @@ def run(
     model: ModelOpt = None,
     llm_budget: LlmBudgetOpt = None,
     llm_timeout: LlmTimeoutOpt = None,
+    executor: ExecutorOpt = "local",
+    ray_address: RayAddressOpt = None,
+    fail_on: FailOnOpt = None,
+    junit: JunitOpt = None,
+    sarif: SarifOpt = None,
 ) -> None:
     """Ingest → extract → transfer → fuzz, then print a summary table; --budget bounds the whole run.
 
@@ -59,6 +66,8 @@ def run(
     filters = _ingest_filters(source, label, state, since, comments)
     config = campaign_config(budget, workers, sampling, precision, seed, cli.settings.artifacts_dir, no_sandbox,
                              instrument=instrument, min_inputs=min_inputs, scheduler=scheduler)
+    apply_executor(config, executor, ray_address)
+    check_gate(fail_on)
     whole_budget_s = config.budget_s
     settings = llm_settings(cli.settings, llm, model, llm_budget, llm_timeout)
     store = cli.store()
@@ -83,7 +92,8 @@ def run(
         # less a reserve for the harnesses in flight when it runs out.
         spent = time.monotonic() - started
         config.budget_s = max(MIN_FUZZ_S, whole_budget_s - spent - max(5.0, 0.1 * whole_budget_s))
-        stages["fuzz"] = fuzz_stage(store, config, err=None if cli.json else err)
+        with campaign_errors():
+            stages["fuzz"] = fuzz_stage(store, config, err=None if cli.json else err)
     except (ValueError, FileNotFoundError, LlmConfigError) as exc:
         fail(str(exc), code=EXIT_USAGE)
     from agent.cli.run_summary import RunOutput, build_run_summary, db_option
@@ -93,8 +103,12 @@ def run(
         cli.emit(RunOutput(run=this_run, stages=stages, summary=summary(store)))
     else:
         print_summary(this_run)
+    gate_failed = ci_results(store, stages["fuzz"].get("run_id"), fail_on=fail_on, junit=junit, sarif=sarif, err=err,
+                             source_uri=None if source.startswith("github:") else source)
     breaker = getattr(backend, "breaker", None)
     _report_llm_stop(err, stages, endpoint_down=bool(breaker is not None and breaker.open))
+    if gate_failed:
+        raise typer.Exit(EXIT_FAILURE)
 
 
 def _refuse_a_file_that_is_not_json(source: str, ingested: dict[str, Any]) -> None:
