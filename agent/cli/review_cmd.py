@@ -9,6 +9,7 @@ import typer
 
 from agent.cli.context import EXIT_USAGE, fail, get_ctx
 from agent.cli.json_out import Versioned
+from agent.cli.sandbox_opt import NoSandboxOpt, sandbox_required
 from agent.review.views import FindingDetail, FindingSummary
 from agent.text_safety import markup_safe, rich_text
 from db.status import REVIEW_STATUSES, VERDICTS
@@ -98,7 +99,14 @@ def _load_detail(ctx: typer.Context, finding_id: int) -> FindingDetail:
 
 
 @review_app.command("show")
-def show_cmd(ctx: typer.Context, finding_id: IdArgument) -> None:
+def show_cmd(
+    ctx: typer.Context,
+    finding_id: IdArgument,
+    replay: Annotated[bool, typer.Option("--replay", help="Rerun the saved input in a sandboxed interpreter and "
+                                         "show both modes and float64 at the worst elements (seconds to minutes).")]
+    = False,
+    no_sandbox: NoSandboxOpt = False,
+) -> None:
     """Source issue, pattern in formal notation, target API, verdict, evidence, repro, past decisions."""
     from agent.review.render import render_detail
 
@@ -106,12 +114,33 @@ def show_cmd(ctx: typer.Context, finding_id: IdArgument) -> None:
 
     cli = get_ctx(ctx)
     detail = _load_detail(ctx, _finding_id(finding_id))
-    detail = detail.model_copy(update={"values": finding_values(detail.evidence)})
+    values = finding_values(detail.evidence)
+    if replay:
+        values.replay = _replay(ctx, detail, sandbox_required(no_sandbox))
+    detail = detail.model_copy(update={"values": values})
     group = _group_lines(ctx, detail.id)
     if cli.json:
         cli.emit(ReviewShow(**detail.model_dump(), root_cause_group=group))
         return
     typer.echo(render_detail(detail, group=group))
+
+
+def _replay(ctx: typer.Context, detail: FindingDetail, sandbox: bool):  # type: ignore[no-untyped-def]
+    """The finding's saved input rerun in the sandbox (agent/review/replay.py)."""
+    from pathlib import Path
+
+    from agent.review.replay import Replay, replay_finding
+    from db.queries.findings import get_finding
+
+    inputs = detail.evidence.get("inputs_path")
+    if not isinstance(inputs, str) or not Path(inputs).is_file():
+        return Replay(error="no saved input to replay")
+    cli = get_ctx(ctx)
+    with cli.store(must_exist=True).session() as session:
+        spec = get_finding(session, detail.id).harness_spec
+    key = detail.signature.rsplit("|", 1)[-1] if detail.signature else ""
+    cli.err.print("replaying the saved input in the sandbox …", highlight=False)
+    return replay_finding(spec, inputs, key, sandbox=sandbox)
 
 
 def _group_lines(ctx: typer.Context, finding_id: int) -> list[str]:

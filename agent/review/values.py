@@ -17,6 +17,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from agent.cli.json_out import Measure
+from agent.review.replay import Replay, replay_lines
 
 MAX_INPUTS_BYTES = 64 * 1024 * 1024
 FULL_LIMIT = 32  # tensors with at most this many elements are printed whole
@@ -53,6 +54,7 @@ class FindingValues(BaseModel):
     inputs: list[TensorValues | dict[str, Any]]
     outputs: ModeOutputs | None
     missing: list[str]  # why something is not shown
+    replay: Replay | None = None  # `review show --replay`: worst elements recomputed in the sandbox
 
 
 def _number(value: float) -> Any:
@@ -123,8 +125,8 @@ def finding_values(evidence: dict[str, Any]) -> FindingValues:
     elif figures and figures.get("figures_skipped"):
         missing.append(f"outputs not measured: {figures['figures_skipped']}")
     else:
-        missing.append("outputs not measured for this finding (the fuzz core measures them when it minimises a "
-                       "confirmed finding); the repro prints the mismatch")
+        missing.append("outputs not stored for this finding (the fuzz core measures them when it minimises a "
+                       "confirmed finding); --replay recomputes them in the sandbox")
     path, kind = (minimised.get("inputs_path"), "minimised") if outputs is not None else (
         evidence.get("inputs_path"), "original")
     inputs: list[TensorValues | dict[str, Any]] = []
@@ -183,5 +185,8 @@ def value_lines(values: FindingValues) -> list[str]:
         if out.reference_error_vs_fp64 is not None or out.test_error_vs_fp64 is not None:
             lines.append(f"    largest distance from float64: {out.reference_mode} {_shown(out.reference_error_vs_fp64)}, "
                          f"{out.test_mode} {_shown(out.test_error_vs_fp64)}")
-    lines += [f"  ({reason})" for reason in values.missing]
+    if values.replay is not None:
+        lines += replay_lines(values.replay)
+    else:
+        lines += [f"  ({reason})" for reason in values.missing]
     return lines

@@ -163,7 +163,7 @@ def test_review_show_summarises_a_large_input(review_db: Store, tmp_path: Path) 
         finding = _direct_finding(session, "torch.exp", inputs_path=inputs)
     out = runner.invoke(app, ["--db", review_db.url, "review", "show", str(finding)]).stdout
     assert "arg0: float32[10, 100] (1000 elements) min 0, max 999, 1 nan, 0 inf; first 8: [0, nan, 2," in out
-    assert "outputs not measured for this finding" in out
+    assert "outputs not stored for this finding" in out and "--replay" in out
 
 
 def test_read_commands_never_create_a_database(tmp_path: Path) -> None:
