@@ -253,7 +253,7 @@ def test_json_output_validates_against_its_published_schema(review_db: Store) ->
 
 def _two_runs(store: Store) -> tuple[int, int]:
     with store.session() as session:
-        harness_id = session.query(Harness).filter(Harness.candidate_id.is_not(None)).first().id
+        harness_id = build_lineage(session).harness_id
         first, second = Run(command="fuzz"), Run(command="fuzz")
         session.add_all([first, second])
         session.flush()
@@ -267,9 +267,10 @@ def _two_runs(store: Store) -> tuple[int, int]:
         return first.id, second.id
 
 
-def test_run_summary_counts_this_run_only_and_stats_run_agrees(review_db: Store) -> None:
+def test_run_summary_counts_this_run_only_and_stats_run_agrees(store: Store) -> None:
     from agent.cli.run_summary import build_run_summary
 
+    review_db = store  # SQLite and PostgreSQL
     _, second = _two_runs(review_db)
     stages = {"fuzz": {"run_id": second, "exit_reason": "budget", "harnesses": 4, "left_pending": 2}}
     summary = build_run_summary(review_db, stages, elapsed_s=12.3, db_option=f" --db {review_db.url}")
@@ -283,9 +284,9 @@ def test_run_summary_counts_this_run_only_and_stats_run_agrees(review_db: Store)
     assert stats["counters"]["pipeline"]["harnesses_fuzzed"] == 4
 
 
-def test_stats_for_an_unknown_run_names_the_last_one(review_db: Store) -> None:
-    _, second = _two_runs(review_db)
-    result = runner.invoke(app, ["--db", review_db.url, "stats", "--run", "999"])
+def test_stats_for_an_unknown_run_names_the_last_one(store: Store) -> None:
+    _, second = _two_runs(store)
+    result = runner.invoke(app, ["--db", store.url, "stats", "--run", "999"])
     assert result.exit_code == 2 and f"the last run is {second}" in result.stderr
 
 
