@@ -6,8 +6,8 @@ rule) and once with `--scheduler halving` (probe, then successive halving by sig
 the same engine (compile once / run many, coverage guidance, confirmation checks) and the same
 `--min-inputs`, so the difference is the budget split.
 
-Figures per run: distinct root causes confirmed (target API, test mode, dtype, mismatch kind), how
-many of them are transferred (found on a target API, not the source issue's own re-check),
+Figures per run: distinct root causes confirmed (test mode, dtype, mismatch kind, and the review's locus:
+first diverging ATen op, else the API's op family, std folded onto var), how many of them are transferred (found on a target API, not the source issue's own re-check),
 inconclusive verdicts (passes on fewer than --min-inputs inputs), every verdict count, and executed
 inputs per compile harness (test mode compile:*: median, mean, min, and inputs per harness-minute).
 The machine is shared: the load average at the start and end of each run is printed with it.
@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
 
 
 def run_pipeline(scheduler: str, budget: str, min_inputs: int, folder: Path, extra: list[str]) -> dict[str, Any]:
@@ -55,6 +56,8 @@ def run_pipeline(scheduler: str, budget: str, min_inputs: int, folder: Path, ext
 
 def yield_figures(db_path: Path) -> dict[str, Any]:
     """Figures read with plain SQL, so the benchmark does not depend on the ORM's current columns."""
+    from agent.review.grouping import op_family
+
     confirmed: dict[tuple, dict[str, Any]] = {}
     verdicts: dict[str, int] = {}
     compile_inputs: list[int] = []
@@ -72,14 +75,21 @@ def yield_figures(db_path: Path) -> dict[str, Any]:
             compile_minutes += float(ev.get("elapsed_s_total") or 0) / 60
         if verdict != "confirmed":
             continue
-        key = (target_api, spec.get("test_mode"), ev.get("dtype") or spec.get("dtype"),
-               ev.get("mismatch_kind") or spec.get("oracle"))
-        entry = confirmed.setdefault(key, {"api": key[0], "test_mode": key[1], "dtype": key[2], "kind": key[3],
+        # The review's root-cause rule (agent/review/grouping.py): symptom plus where the divergence starts,
+        # the first diverging ATen op when localised, else the op family (std folds onto var).
+        op = (ev.get("first_divergent_op") or {}).get("name")
+        locus = op.rsplit(".", 1)[0] if op else op_family(target_api)
+        key = (spec.get("test_mode"), ev.get("dtype") or spec.get("dtype"), ev.get("mismatch_kind") or spec.get("oracle"),
+               locus)
+        entry = confirmed.setdefault(key, {"locus": locus, "apis": [], "test_mode": key[0], "dtype": key[1],
+                                           "kind": key[2],
                                            "transferred": False, "source_recheck": False,
                                            "max_abs_diff": ev.get("max_abs_diff"), "reason": reason[:200],
                                            "first_divergent_op": (ev.get("first_divergent_op") or {}).get("name"),
                                            "first_bad_backend": (ev.get("backend_bisection") or {}).get(
                                                "first_bad_backend")})
+        if target_api not in entry["apis"]:
+            entry["apis"].append(target_api)
         if candidate_status == "source":
             entry["source_recheck"] = True
         else:
@@ -95,7 +105,7 @@ def yield_figures(db_path: Path) -> dict[str, Any]:
         "compile_inputs_mean": round(statistics.mean(compile_inputs), 1) if compile_inputs else 0,
         "compile_inputs_min": compile_inputs[0] if compile_inputs else 0,
         "compile_inputs_per_harness_minute": round(sum(compile_inputs) / compile_minutes, 1) if compile_minutes else 0,
-        "confirmed": sorted(confirmed.values(), key=lambda c: (c["api"], str(c["test_mode"]))),
+        "confirmed": sorted(confirmed.values(), key=lambda c: (c["locus"], str(c["test_mode"]))),
     }
 
 
