@@ -2,6 +2,15 @@
 
 Gates are hard: a padding bug transfers only to APIs with padding, an out= bug only to APIs with
 out=, a float16 bug only to APIs that support float16. Features then order what passes.
+
+Note [Structural trigger parameters]
+A trigger's parameter conditions come from the reporter's repro, so most of them configure the
+source API itself (logit's eps, GroupNorm's num_groups/num_channels) rather than say what makes
+the bug happen. Only a condition on a structural role (profile.STRUCTURAL_ROLES: padding, stride,
+dim, reduction, ...) gates a target out, and so does one whose role is unknown (no source profile,
+or a name outside the source's signature). Any other condition is carried over when the target
+has a parameter of that name, a synonym (num_channels/num_features) or one with the role the name
+names, and otherwise dropped from the adapted trigger, the candidate's rationale saying which and why.
 """
 
 from __future__ import annotations
@@ -14,11 +23,12 @@ import numpy as np
 from sklearn.feature_extraction.text import TfidfVectorizer
 
 from agent.patterns import BugPattern
-from agent.transfer.profile import FLOAT_DTYPES, ApiProfile
+from agent.transfer.profile import FLOAT_DTYPES, STRUCTURAL_ROLES, ApiProfile
 from fuzz_core.api_names import check_api, is_public_api
 
 WEIGHTS = {"text": 0.5, "category": 0.2, "roles": 0.15, "arity": 0.15}
-FOUR_D_HINTS = ("2d", "conv", "pool", "batch_norm", "instance_norm", "group_norm", "interpolate", "upsample", "pixel")
+FOUR_D_HINTS = ("2d", "conv", "pool", "batch_norm", "instance_norm", "group_norm", "layer_norm", "batchnorm",
+                "instancenorm", "groupnorm", "layernorm", "interpolate", "upsample", "pixel")
 
 
 @dataclass
@@ -33,7 +43,7 @@ class RankedCandidate:
         check_api(self.target_api)  # ApiRejected: a candidate is always one of torch's public callables
 
 
-def gate(pattern: BugPattern, target: ApiProfile) -> str | None:
+def gate(pattern: BugPattern, target: ApiProfile, *, source: ApiProfile | None = None) -> str | None:
     """Why the target cannot host the pattern, or None when it can."""
     for mode in (pattern.reference_mode.name, pattern.test_mode.name):
         if mode == "variant:out" and not target.has_out:
@@ -50,7 +60,7 @@ def gate(pattern: BugPattern, target: ApiProfile) -> str | None:
             return "takes no 4-D (NCHW) input"
     trigger = pattern.trigger
     for name in trigger.params:
-        if target.param_or_role(name) is None:
+        if _is_structural(name, source) and target.param_or_role(name) is None:
             return f"has no {name!r} parameter"
     if trigger.dtypes and target.dtypes and not set(trigger.dtypes) & target.dtypes:
         return f"supports none of {sorted(trigger.dtypes)}"
@@ -59,10 +69,30 @@ def gate(pattern: BugPattern, target: ApiProfile) -> str | None:
     return None
 
 
-def adapt_trigger(pattern: BugPattern, target: ApiProfile) -> dict:
-    """The pattern's trigger in the target's own parameter names."""
+def _is_structural(name: str, source: ApiProfile | None) -> bool:
+    """Whether a trigger parameter must exist on a target: its role in the source is structural,
+    or unknown (no source profile, or a name outside the source's signature), which gates as before."""
+    role = source.role_of(name) if source is not None else None
+    return role is None or role in STRUCTURAL_ROLES
+
+
+def dropped_params(pattern: BugPattern, target: ApiProfile) -> list[str]:
+    """Trigger parameters the target has no counterpart for (none structural once the gates passed)."""
+    return [name for name in pattern.trigger.params if target.param_or_role(name) is None]
+
+
+def adapt_trigger(pattern: BugPattern, target: ApiProfile, source: ApiProfile | None = None) -> dict:
+    """The pattern's trigger in the target's own parameter names, without the source's own parameters
+    that the target lacks (Note [Structural trigger parameters])."""
     trigger = pattern.trigger.model_dump()
-    trigger["params"] = {target.param_or_role(k) or k: v for k, v in pattern.trigger.params.items()}
+    params: dict[str, str] = {}
+    for name, value in pattern.trigger.params.items():
+        mapped = target.param_or_role(name)
+        if mapped is not None:
+            params.setdefault(mapped, value)
+        elif _is_structural(name, source):  # only reached when gate() was not asked
+            params[name] = value
+    trigger["params"] = params
     if target.dtypes and trigger["dtypes"]:
         trigger["dtypes"] = [d for d in trigger["dtypes"] if d in target.dtypes]
     return trigger
@@ -114,14 +144,17 @@ class TransferIndex:
         for i, target in enumerate(self.targets):
             if _same_api(target.api, pattern.api) or not is_public_api(target.api):
                 continue
-            why_not = gate(pattern, target)
+            why_not = gate(pattern, target, source=source)
             if why_not is not None:
                 continue
             features = _features(source, target, float(sims[i]))
             score = sum(WEIGHTS[k] * v for k, v in features.items())
-            ranked.append(RankedCandidate(target.api, round(score, 4),
-                                          _rationale(features, source, target, self.similarity.name),
-                                          adapt_trigger(pattern, target), features))
+            rationale = _rationale(features, source, target, self.similarity.name)
+            dropped = dropped_params(pattern, target)
+            if dropped:
+                rationale += "; " + _dropped_note(pattern, dropped)
+            ranked.append(RankedCandidate(target.api, round(score, 4), rationale,
+                                          adapt_trigger(pattern, target, source), features))
         ranked.sort(key=lambda c: (-c.score, c.target_api))
         return ranked if top_k is None else ranked[:top_k]
 
@@ -130,6 +163,13 @@ def _same_api(a: str, b: str) -> bool:
     """torch.relu6, torch.nn.functional.relu6 and torch.Tensor.relu6 are one API for transfer."""
     leaf_a, leaf_b = a.rsplit(".", 1)[-1].rstrip("_"), b.rsplit(".", 1)[-1].rstrip("_")
     return a == b or (leaf_a == leaf_b and not (a.split(".")[-1][:1].isupper() ^ b.split(".")[-1][:1].isupper()))
+
+
+def _dropped_note(pattern: BugPattern, dropped: list[str]) -> str:
+    own = "constructor" if pattern.api.rsplit(".", 1)[-1][:1].isupper() else "signature"
+    conditions = ", ".join(f"{name}={pattern.trigger.params[name]}" for name in dropped)
+    return (f"trigger drops {conditions}: a parameter of {pattern.api}'s own {own}, not a structural "
+            "requirement, and the target has no counterpart")
 
 
 def _features(source: ApiProfile | None, target: ApiProfile, text_sim: float) -> dict[str, float]:
