@@ -4,11 +4,17 @@ from __future__ import annotations
 
 from agent.llm.schemas import ApiSemanticsModel, TransferCheck
 from agent.patterns import BugPattern, Trigger
+from agent.transfer.profile import PARAM_SYNONYMS, STRUCTURAL_ROLES
+
+# Roles shared by parameters that mean different things (num_groups and momentum are both "scalar").
+_UNPAIRED_ROLES = frozenset({"other", "scalar"})
 
 
 def check_transfer(pattern: BugPattern, source: ApiSemanticsModel | None, target: ApiSemanticsModel) -> TransferCheck:
-    """Keep when every trigger parameter maps to a target parameter (by name, else by role)
-    and the target supports the trigger's dtypes; the adapted trigger uses the target's names."""
+    """Keep when every structural trigger parameter maps to a target parameter (by name, a synonym,
+    else by a specific role) and the target supports the trigger's dtypes; the adapted trigger uses
+    the target's names. The source's own non-structural parameters (logit's eps, GroupNorm's
+    num_groups) are dropped where the target lacks them (Note [Structural trigger parameters])."""
     by_name = {p.name: p for p in target.parameters}
     source_roles = {p.name: p.role for p in source.parameters} if source else {}
     adapted: dict[str, str] = {}
@@ -18,7 +24,8 @@ def check_transfer(pattern: BugPattern, source: ApiSemanticsModel | None, target
             adapted[name] = value
             continue
         role = source_roles.get(name)
-        match = next((p.name for p in target.parameters if role and role != "other" and p.role == role), None)
+        match = next((s for s in PARAM_SYNONYMS.get(name, ()) if s in by_name), None) or next(
+            (p.name for p in target.parameters if role and role not in _UNPAIRED_ROLES and p.role == role), None)
         if match and match not in adapted:
             adapted[match] = value
         else:
@@ -37,13 +44,14 @@ def check_transfer(pattern: BugPattern, source: ApiSemanticsModel | None, target
     )
     if unsupported:
         return TransferCheck(keep=False, reason=f"{target.api} does not support {', '.join(unsupported)}", adapted_trigger=trigger)
-    if dropped and not adapted:
+    needed = [name for name in dropped if source_roles.get(name) in STRUCTURAL_ROLES or name not in source_roles]
+    if needed:
         return TransferCheck(
             keep=False,
-            reason=f"{target.api} has no parameter for {', '.join(dropped)}, which the trigger needs",
+            reason=f"{target.api} has no parameter for {', '.join(needed)}, which the trigger needs",
             adapted_trigger=trigger,
         )
     reason = f"{target.api} ({target.category}) takes the trigger"
     if dropped:
-        reason += f"; without {', '.join(dropped)}"
+        reason += f"; without {', '.join(dropped)} ({pattern.api}'s own parameters, not structural)"
     return TransferCheck(keep=True, reason=reason, adapted_trigger=trigger)
