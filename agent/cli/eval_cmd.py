@@ -1,4 +1,5 @@
-"""`transfuzz eval extraction`: score an extractor (the offline analyzer or a model) against labels."""
+"""`transfuzz eval extraction`: score an extractor (the offline analyzer or a model) against labels.
+`transfuzz eval transfer`: the rank at which transfer proposes APIs known to share a root cause."""
 
 from __future__ import annotations
 
@@ -60,3 +61,65 @@ def extraction(
         return
     title = f"{extractor} on {labels.name} [{split.value}]: {scores.reports} reports, {scores.errors} extractor errors"
     Console(highlight=False).print(scores_renderable(scores, title, misses=show_misses))
+
+
+REPO_EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+class EvalMatcher(StrEnum):
+    tfidf = "tfidf"
+    embeddings = "embeddings"
+
+
+@eval_app.command("transfer")
+def transfer(
+    ctx: typer.Context,
+    groups: Annotated[Path, typer.Option("--groups", help="JSON file of root-cause groups.")] =
+        REPO_EXAMPLES / "eval" / "transfer_groups.json",
+    issues: Annotated[Path, typer.Option("--issues", help="Issues whose offline patterns are the sources "
+                                         "(a group without one gets a pattern built from its kind and modes).")] =
+        REPO_EXAMPLES / "sample_issues.json",
+    matcher: Annotated[EvalMatcher, typer.Option("--matcher", help="Text similarity that orders the gated APIs.")] =
+        EvalMatcher.tfidf,
+    top_k: Annotated[int, typer.Option("--top-k", min=1, help="k of hit@k (the transfer stage keeps this many).")] = 5,
+) -> None:
+    """Rank of each sibling API for its group's source pattern, hit@k, MRR and the lift over a random
+    pick among the APIs that pass the same gates; share confirmed from the database's findings."""
+    from agent.eval.transfer import (GroupsFileError, evaluate_transfer, inventory_profiles, load_groups,
+                                     read_issue_records, sample_patterns, stored_findings)
+    from agent.eval.transfer_render import transfer_renderable
+    from agent.pipeline import _source_profile_fn
+    from agent.transfer.matcher import MatcherUnavailable, choose_matcher
+    from agent.transfer.rank import TransferIndex
+    from db.engine import sqlite_file
+
+    cli = get_ctx(ctx)
+    try:
+        group_list = load_groups(groups)
+        samples = sample_patterns(read_issue_records(issues))
+    except GroupsFileError as exc:
+        fail(str(exc), code=EXIT_USAGE)
+    notes: list[str] = []
+    path = sqlite_file(cli.settings.db_url)
+    store = None  # a database that is not there is not created: ranks need none, only embeddings a cache
+    if matcher is EvalMatcher.embeddings or path is None or Path(path).expanduser().is_file():
+        store = cli.store()
+    else:
+        notes.append("no database: inventory computed from torch, share confirmed not measured")
+    profiles, inventory_source = inventory_profiles(store)
+    similarity = None
+    if matcher is EvalMatcher.embeddings:
+        try:
+            choice = choose_matcher(store, cli.settings, "embeddings")
+            similarity = choice.factory(profiles)
+        except MatcherUnavailable as exc:
+            fail(str(exc), code=EXIT_USAGE)
+    result = evaluate_transfer(group_list, TransferIndex(profiles, similarity), samples=samples,
+                               source_profile=_source_profile_fn(), top_k=top_k,
+                               findings=stored_findings(store) if store is not None else None,
+                               inventory_source=inventory_source)
+    result.notes.extend(notes)
+    if cli.json:
+        cli.emit({"groups_file": str(groups), **result.to_dict()})
+        return
+    Console(highlight=False).print(transfer_renderable(result))

@@ -184,14 +184,10 @@ class TransferEval:
 FindingsLookup = Callable[[str, str], tuple[bool, bool]]
 
 
-def _no_findings(api: str, test_mode: str) -> tuple[bool, bool]:
-    return False, False
-
-
 def evaluate_transfer(groups: list[RootCauseGroup], index: TransferIndex, *,
                       samples: Mapping[tuple[str, str, str], SourcePattern],
                       source_profile: SourceProfileFn, top_k: int = 5,
-                      findings: FindingsLookup = _no_findings, inventory_source: str = "") -> TransferEval:
+                      findings: FindingsLookup | None = None, inventory_source: str = "") -> TransferEval:
     """Rank every group's siblings for its source pattern; hit@k, MRR and the lift over random."""
     profiles = {t.api: t for t in index.targets}
     results: list[GroupResult] = []
@@ -208,7 +204,7 @@ def evaluate_transfer(groups: list[RootCauseGroup], index: TransferIndex, *,
         position = {c.target_api: (i, c) for i, c in enumerate(ranked, start=1)}
         siblings: list[SiblingRank] = []
         for api in group.siblings:
-            fuzzed, confirmed = findings(api, group.test_mode)
+            fuzzed, confirmed = findings(api, group.test_mode) if findings is not None else (False, False)
             found = position.get(api)
             if found is None:
                 target = profiles.get(api)
@@ -301,3 +297,16 @@ def stored_findings(store: Any) -> FindingsLookup:
         return (api, test_mode) in seen, seen.get((api, test_mode), False)
 
     return lookup
+
+
+def inventory_profiles(store: Any | None) -> tuple[list[ApiProfile], str]:
+    """The stored inventory when the database holds one, else the one computed from torch; and which."""
+    if store is not None:
+        from agent.transfer.stage import load_index
+
+        _, by_api = load_index(store)
+        if by_api:
+            return list(by_api.values()), "database"
+    import torch
+
+    return computed_profiles(), f"computed from torch {torch.__version__}"
