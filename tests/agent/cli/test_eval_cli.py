@@ -109,3 +109,117 @@ def test_openai_backend_is_scored_on_the_same_labels(labels_file: Path, monkeypa
 def test_openai_without_endpoint_exits_2(labels_file: Path, offline_env) -> None:  # type: ignore[no-untyped-def]
     result = runner.invoke(app, ["eval", "extraction", "--labels", str(labels_file), "--llm", "openai"])
     assert result.exit_code == 2 and "OPENAI_BASE_URL" in result.stderr
+
+
+# ---- eval transfer: a database holding real semantics of a few APIs, the sample issues' patterns ----
+
+TRANSFER_APIS = {"torch.logit": "opinfo", "torch.log": "opinfo", "torch.log1p": "opinfo", "torch.sin": "opinfo",
+                 "torch.bitwise_not": "opinfo", "torch.nn.GroupNorm": "module", "torch.nn.BatchNorm2d": "module",
+                 "torch.nn.LayerNorm": "module", "torch.nn.Linear": "module"}
+TRANSFER_GROUPS = [
+    {"id": "logit-log-fp16", "source": "torch.logit", "kind": "Precision_Mismatch", "test_mode": "dtype:float16",
+     "siblings": ["torch.log", "torch.log1p"], "evidence": "sweeps"},
+    {"id": "groupnorm-x[red]y[/red]\x1b]52;c;QQ==\x07", "source": "torch.nn.GroupNorm", "kind": "Layout_Mismatch",
+     "test_mode": "layout:channels_last", "siblings": ["torch.nn.BatchNorm2d", "torch.nn.LayerNorm"]},
+]
+
+
+@pytest.fixture
+def transfer_db(tmp_path: Path, offline_env) -> str:  # type: ignore[no-untyped-def]
+    import torch
+
+    from agent.extract import semantics_for
+    from agent.inventory.enumerate import ApiEntry
+    from agent.inventory.refresh import semantics_row
+    from db import models
+    from db.queries import transfer as transfer_queries
+    from db.store import open_store
+    from tests.db.fixtures import add_issue_with_pattern
+
+    url = f"sqlite:///{tmp_path / 'transfuzz.db'}"
+    store = open_store(url)
+    try:
+        rows = [semantics_row(semantics_for(api), ApiEntry(api, kind, kind == "opinfo"), torch.__version__, "offline")
+                for api, kind in TRANSFER_APIS.items()]
+        with store.session() as session:
+            transfer_queries.upsert_semantics_rows(session, rows)
+            transfer_queries.record_inventory_snapshot(session, torch.__version__, len(rows), "offline")
+        pattern_id = add_issue_with_pattern(store)
+        with store.session() as session:  # torch.log fuzzed in float16 and confirmed
+            candidate = models.Candidate(pattern_id=pattern_id, target_api="torch.log", status="proposed")
+            session.add(candidate)
+            session.flush()
+            harness = models.Harness(candidate_id=candidate.id, spec={"api": "torch.log", "test_mode": "dtype:float16"})
+            session.add(harness)
+            session.flush()
+            session.add(models.Finding(harness_id=harness.id, verdict="confirmed"))
+    finally:
+        store.close()
+    return url
+
+
+@pytest.fixture
+def transfer_files(tmp_path: Path) -> tuple[Path, Path]:
+    samples = json.loads((Path(__file__).resolve().parents[3] / "examples" / "sample_issues.json").read_text("utf-8"))
+    issues = tmp_path / "issues.json"
+    issues.write_text(json.dumps([i for i in samples if i["number"] in (108, 111)]), encoding="utf-8")
+    groups = tmp_path / "groups.json"
+    groups.write_text(json.dumps({"groups": TRANSFER_GROUPS}), encoding="utf-8")
+    return groups, issues
+
+
+def _transfer_args(db: str, files: tuple[Path, Path], *extra: str) -> list[str]:
+    return ["--db", db, *extra, "eval", "transfer", "--groups", str(files[0]), "--issues", str(files[1])]
+
+
+def test_eval_transfer_json_ranks_the_siblings(transfer_db: str, transfer_files) -> None:  # type: ignore[no-untyped-def]
+    result = runner.invoke(app, _transfer_args(transfer_db, transfer_files, "--json") + ["--top-k", "2"])
+    assert result.exit_code == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert data["matcher"] == "tfidf" and data["inventory_source"] == "database" and data["top_k"] == 2
+    logit, group_norm = data["groups"]
+    assert logit["pattern_from"] == "sample issue #108" and logit["trigger_params"] == {"eps": "1e-06"}
+    # all but bitwise_not (no float16; modules list no dtypes): eps vetoes nothing
+    assert logit["candidates"] == len(TRANSFER_APIS) - 2
+    assert sorted(s["rank"] for s in logit["siblings"]) == [1, 2]
+    assert all(s["random_rank"] == 4.0 and s["lift"] >= 2.0 for s in logit["siblings"])
+    assert group_norm["pattern_from"] == "sample issue #111"
+    assert all(s["rank"] is not None for s in group_norm["siblings"])  # num_groups/num_channels veto nothing
+    assert data["pairs"] == 4 and data["ranked_pairs"] == 4
+    log = next(s for s in logit["siblings"] if s["api"] == "torch.log")
+    assert log["fuzzed"] and log["confirmed"] and logit["share_confirmed"] == 1.0
+
+
+def test_eval_transfer_table_escapes_group_text(transfer_db: str, transfer_files) -> None:  # type: ignore[no-untyped-def]
+    result = runner.invoke(app, _transfer_args(transfer_db, transfer_files), env={"COLUMNS": "100"})
+    assert result.exit_code == 0, result.stderr
+    for text in ("logit-log-fp16", "torch.log1p", "random rank", "hit@5", "MRR", "share confirmed", "not fuzzed"):
+        assert text in result.stdout
+    assert "groupnorm-x[red]y[/red]" in result.stdout and "\x1b]52" not in result.stdout
+
+
+def test_eval_transfer_bad_groups_file_exits_2(tmp_path: Path, transfer_db: str, transfer_files) -> None:  # type: ignore[no-untyped-def]
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"groups": [{**TRANSFER_GROUPS[0], "source": "os.system"}]}), encoding="utf-8")
+    result = runner.invoke(app, _transfer_args(transfer_db, (bad, transfer_files[1])))
+    assert result.exit_code == 2 and "bad.json: groups.0.source" in result.stderr
+
+
+def test_eval_transfer_embeddings_without_a_model_exits_2(transfer_db: str, transfer_files, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.delenv("TRANSFUZZ_EMBEDDING_MODEL", raising=False)
+    result = runner.invoke(app, _transfer_args(transfer_db, transfer_files) + ["--matcher", "embeddings"])
+    assert result.exit_code == 2 and "TRANSFUZZ_EMBEDDING_MODEL" in result.stderr
+
+
+def test_eval_transfer_ranks_by_the_endpoints_embeddings(transfer_db: str, transfer_files, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from tests.agent.llm.fake_openai_server import ScriptedServer
+
+    with ScriptedServer([]) as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        monkeypatch.setenv("TRANSFUZZ_EMBEDDING_MODEL", "bow-test")
+        result = runner.invoke(app, _transfer_args(transfer_db, transfer_files, "--json") + ["--matcher", "embeddings"])
+        embedded = len(server.embedding_requests)
+    assert result.exit_code == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert data["matcher"] == "embeddings:bow-test" and embedded >= 1
+    assert data["ranked_pairs"] == 4
