@@ -25,22 +25,15 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from agent.inventory.enumerate import ApiEntry
 from agent.patterns import KNOWN_MODES, BugPattern, Mode, Oracle, PatternKind, Trigger
+from agent.patterns.schema import _public_torch_api as _checked_api  # one rule for API names everywhere
 from agent.transfer.profile import ApiProfile
 from agent.transfer.rank import TransferIndex, gate
-from fuzz_core.api_names import rejection_reason
 
 SourceProfileFn = Callable[[str], ApiProfile | None]
 
 
 class GroupsFileError(ValueError):
     """The groups file cannot be used; the message names the file and the problem."""
-
-
-def _checked_api(name: str) -> str:
-    reason = rejection_reason(name)
-    if reason is not None:
-        raise ValueError(f"{name!r}: {reason}")
-    return name
 
 
 class RootCauseGroup(BaseModel):
