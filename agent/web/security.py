@@ -4,7 +4,8 @@ Note [Review page security]
 The page shows untrusted text (issue titles and bodies, LLM rationales), so:
 - every value goes through Jinja2 autoescape; templates never use ``|safe`` on data, and the only
   HTML built in Python is Pygments' output, which escapes every token (see highlight.py);
-- links to issues are built from a checked ``owner/repo`` and an integer, never from a stored URL;
+- links to issues are built from a checked ``owner/repo`` and an integer, never from a stored URL
+  (agent/review/lineage.github_issue_url, the same rule as the CLI's);
 - writes need the review token: the JSON API as ``Authorization: Bearer``, the pages as an
   HttpOnly SameSite=Strict cookie set by ``/login?token=…`` plus a per-token CSRF field in every
   form and, when the browser sends one, an Origin that is this server;
@@ -17,7 +18,6 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import re
 import secrets
 from dataclasses import dataclass
 from urllib.parse import urlsplit
@@ -29,7 +29,6 @@ CONTENT_SECURITY_POLICY = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
     "form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
 )
-_REPO = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})/[A-Za-z0-9._-]{1,100}$")
 
 
 def new_token() -> str:
@@ -79,9 +78,3 @@ def allowed_hosts(bind_host: str) -> list[str]:
 def is_loopback(bind_host: str) -> bool:
     return bind_host in LOOPBACK_HOSTS
 
-
-def issue_url(repo: str, number: int) -> str | None:
-    """The GitHub page of an issue, or None when the stored repo name is not a plain owner/name."""
-    if not _REPO.match(repo) or ".." in repo or number < 1:
-        return None
-    return f"https://github.com/{repo}/issues/{number}"

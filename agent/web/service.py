@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Literal
 
 from agent.review.decide import decide, make_decision
+from agent.review.lineage import source_issue_url
 from agent.review.views import FindingDetail, FindingSummary, ReviewView
 from agent.web.checks import verdict_checks
 from agent.web.schemas import (
@@ -20,7 +21,6 @@ from agent.web.schemas import (
     HistoryResponse,
     QueueResponse,
 )
-from agent.web.security import issue_url
 from db.queries.decisions import decision_history
 from db.queries.findings import get_finding, group_by_signature
 from db.queries.progress import campaign_progress, pending_harness_count, verdict_timeline
@@ -48,7 +48,7 @@ def load_finding(store: Store, finding_id: int) -> FindingResponse:
     return FindingResponse(
         finding=detail,
         harness_spec=record.harness_spec,
-        source_issue_url=issue_url(record.issue.repo, record.issue.number) if record.issue else None,
+        source_issue_url=source_issue_url(record),
         checks=[CheckView(name=c.name, status=c.status, detail=c.detail) for c in verdict_checks(record.verdict, record.reason, record.evidence)],
         duplicates=[DuplicateView(id=d.id, verdict=d.verdict, review_status=d.review_status) for d in duplicates],
         plot_url=f"/findings/{record.id}/error.svg" if has_numbers else None,

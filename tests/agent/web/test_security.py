@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from agent.web.checks import CHECK_NAMES, verdict_checks
-from agent.web.security import ReviewAuth, allowed_hosts, issue_url, same_origin
+from agent.review.lineage import github_issue_url
+from agent.web.security import ReviewAuth, allowed_hosts, same_origin
 
 
 @pytest.mark.parametrize(
@@ -16,10 +17,12 @@ from agent.web.security import ReviewAuth, allowed_hosts, issue_url, same_origin
         ("evil/../../x", 1, None),
         ("a/b\"onmouseover=x", 1, None),
         ("pytorch/pytorch", 0, None),
+        ("trailing-/repo", 1, None),  # GitHub owners never end in a hyphen (the old web-only check let it through)
+        ("pytorch/..", 1, None),
     ],
 )
 def test_issue_links_only_from_plain_owner_and_name(repo: str, number: int, expected: str | None) -> None:
-    assert issue_url(repo, number) == expected
+    assert github_issue_url(repo, number) == expected
 
 
 def test_origin_must_be_this_server() -> None:
