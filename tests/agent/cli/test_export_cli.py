@@ -96,7 +96,10 @@ def test_check_repro_gate_exits_1_on_a_repro_that_contradicts_its_verdict(tmp_pa
     assert [[c["exit_code"] for c in r["repro_checks"]] for r in index["reports"]] == [[1], [0]]
     assert index["reports"][1]["rules_met"] is False
     stale_report = (out / index["reports"][1]["file"]).read_text()
-    assert stale_report.startswith("# [Eager/JIT Divergence] torch.sigmoid")
-    assert f"- [ ] repro reproduces the verdict: repro_{stale}.py exited 0, expected 1" in stale_report
+    # The heading is Markdown-escaped (brackets too, so no title can open a link); GitHub shows it as
+    # "[Eager/JIT Divergence] ...", and index.json keeps the plain title for the title field.
+    assert stale_report.startswith("# \\[Eager/JIT Divergence\\] torch.sigmoid under torch.jit.trace differs from eager")
+    assert index["reports"][1]["title"].startswith("[Eager/JIT Divergence] torch.sigmoid under torch.jit.trace")
+    assert f"- [ ] repro reproduces the verdict: repro\\_{stale}.py exited 0, expected 1" in stale_report
     good_report = (out / index["reports"][0]["file"]).read_text()
-    assert "- [x] repro reproduces the verdict: 1 script(s) run in a fresh interpreter" in good_report
+    assert "- [x] repro reproduces the verdict: 1 script\\(s\\) run in a fresh interpreter" in good_report
