@@ -4,12 +4,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from fastapi import FastAPI, Request
-from fastapi.responses import JSONResponse, PlainTextResponse
+from fastapi.exception_handlers import request_validation_exception_handler
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
+from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 
 from agent.web.security import CONTENT_SECURITY_POLICY, ReviewAuth, allowed_hosts
@@ -70,11 +74,37 @@ def create_app(config: WebConfig) -> FastAPI:
     @app.exception_handler(ValueError)
     async def value_error(request: Request, exc: ValueError):  # type: ignore[no-untyped-def]
         message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        if request.url.path.startswith("/api/"):
-            return JSONResponse({"detail": message}, status_code=400)
-        return PlainTextResponse(message, status_code=400)
+        return error_response(request, 400, message)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException):  # type: ignore[no-untyped-def]
+        return error_response(request, exc.status_code, str(exc.detail), headers=exc.headers)
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid_request(request: Request, exc: RequestValidationError):  # type: ignore[no-untyped-def]
+        if _is_api(request):  # FastAPI's own 422 body, which the OpenAPI schema documents
+            return await request_validation_exception_handler(request, exc)
+        return error_response(request, 400, "; ".join(_validation_message(e) for e in exc.errors()[:3]))
 
     return app
+
+
+def _is_api(request: Request) -> bool:
+    return request.url.path == "/api" or request.url.path.startswith("/api/")
+
+
+def _validation_message(error: dict[str, Any]) -> str:
+    where = " ".join(str(part) for part in error.get("loc", ())[1:]) or "request"
+    return f"{where}: {error.get('msg', 'invalid')}"
+
+
+def error_response(request: Request, status_code: int, detail: str, headers: dict[str, str] | None = None) -> Response:
+    """JSON ``{"detail": …}`` under /api; elsewhere a page in the site's layout (the detail escaped like all text)."""
+    if _is_api(request):
+        return JSONResponse({"detail": detail}, status_code=status_code, headers=headers)
+    from agent.web.pages import render_error
+
+    return render_error(request, status_code, detail, headers=headers)
 
 
 def config_of(request: Request) -> WebConfig:

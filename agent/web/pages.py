@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from http import HTTPStatus
 from typing import Annotated, Any, Literal
 from urllib.parse import urlencode
 
@@ -35,6 +36,17 @@ def _render(request: Request, name: str, status_code: int = 200, **context: Any)
         reviewer=config.reviewer,
     )
     return request.app.state.templates.TemplateResponse(request, name, context, status_code=status_code)
+
+
+def render_error(request: Request, status_code: int, detail: str, headers: dict[str, str] | None = None) -> HTMLResponse:
+    """An error as a page of the site (app.error_response sends /api errors as JSON instead)."""
+    try:
+        title = HTTPStatus(status_code).phrase
+    except ValueError:
+        title = "Error"
+    response = _render(request, "error.html", status_code=status_code, code=status_code, title=title, detail=detail)
+    response.headers.update(headers or {})
+    return response
 
 
 def _check_write(request: Request, csrf: str) -> WebConfig:

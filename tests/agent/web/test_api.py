@@ -183,3 +183,22 @@ def test_page_forms_need_cookie_csrf_and_same_origin(client: httpx.Client, rows:
 def test_every_response_carries_a_script_policy(client: httpx.Client) -> None:
     policy = client.get("/queue").headers["content-security-policy"]
     assert "script-src 'self'" in policy and "default-src 'none'" in policy
+
+
+def test_errors_are_pages_for_pages_and_json_for_the_api(client: httpx.Client) -> None:
+    missing = client.get("/findings/999999")
+    assert missing.status_code == 404 and missing.headers["content-type"].startswith("text/html")
+    assert "404 · Not Found" in missing.text and "no finding with id 999999" in missing.text
+    assert 'href="/queue"' in missing.text  # the site's layout, with a way back
+    unknown = client.get("/no/such/page")
+    assert unknown.status_code == 404 and unknown.headers["content-type"].startswith("text/html")
+    bad_cursor = client.get("/queue", params={"cursor": "<script>x</script>"})
+    assert bad_cursor.status_code == 400 and "start from the first page" in bad_cursor.text
+    bad_id = client.get("/findings/not-a-number")
+    assert bad_id.status_code == 400 and bad_id.headers["content-type"].startswith("text/html")
+    hostile = client.get("/queue", params={"sort": "<b>x</b>"})
+    assert hostile.status_code == 400 and "<b>x</b>" not in hostile.text and "&lt;b&gt;x&lt;/b&gt;" in hostile.text
+    api_missing = client.get("/api/findings/999999")
+    assert api_missing.status_code == 404 and api_missing.json() == {"detail": "no finding with id 999999"}
+    assert client.get("/api/no-such-route").json() == {"detail": "Not Found"}
+    assert client.get("/api/findings/not-a-number").status_code == 422  # FastAPI's documented validation body
