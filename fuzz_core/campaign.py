@@ -152,7 +152,7 @@ class Campaign:
         # (reference output, test output) of the last evaluated input, for CorpusSelector.observe.
         self.last_outputs: tuple[Any, Any] = (None, None)
         self.compiled_shapes: set[str] = set()  # shape keys the compiled test mode has already compiled
-        self._depths: dict[str, int] = {}
+        self._composites: dict[str, tuple[Any, int]] = {}
         self._started = time.monotonic()
 
     # -- setup ---------------------------------------------------------------------------------
@@ -257,16 +257,18 @@ class Campaign:
             ref_out, test_out, low_dtype=self.test.compute_dtype, compares_dtype=self.test.compares_dtype,
             returns_indices=self.target.returns_indices, inputs=tensor_leaves(sample.tree()))
 
-    def composite_depth(self, sample: Sample) -> int:
-        """Rounding steps of the target on inputs of this structure (cached per structure)."""
+    def composite(self, sample: Sample) -> tuple[Any, int]:
+        """The target traced to decomposed ATen ops on inputs of this structure, and its rounding depth
+        (cached per structure)."""
         from fuzz_core.modes.base import bound_callable
-        from fuzz_core.oracles.depth import composite_depth
+        from fuzz_core.oracles.depth import composite_depth, trace_composite
 
         assert self.target is not None
         key = structure_key(sample.tree(), with_shapes=True)
-        if key not in self._depths:
-            self._depths[key] = composite_depth(bound_callable(self.target, sample), sample.tree())
-        return self._depths[key]
+        if key not in self._composites:
+            graph = trace_composite(bound_callable(self.target, sample), sample.tree())
+            self._composites[key] = (graph, composite_depth(graph))
+        return self._composites[key]
 
     def evaluate(self, entry: CorpusEntry) -> Finding | str:
         """Run both modes on one input; a Finding, or 'pass' / 'skip' / 'na' / 'noise'."""

@@ -34,6 +34,7 @@ DEFAULT_INSTRUMENT = "op"  # pipeline harnesses: op-level coverage while fuzzing
 def _base_evidence(spec: HarnessSpec, campaign: Campaign | None) -> Evidence:
     evidence = Evidence(torch_version=torch.__version__, config=config_flags(),
                         modes=[spec.reference_mode, spec.test_mode], dtype=spec.dtype)
+    evidence.extra["seed"] = spec.seed  # later rounds move the seed on: a recipe replays with this one
     if campaign is not None:
         tally = campaign.tally
         evidence.update(dict(

@@ -37,9 +37,9 @@ def _op_name(target: Any) -> str | None:
     return str(name) if name is not None else None
 
 
-def composite_depth(fn: Callable[..., Any], tree: Any) -> int:
-    """Rounding steps of fn(*args, **kwargs) traced to core ATen ops: one per computing op, plus log2 of
-    the reduction length for each reduction (a sum of n terms rounds about log2(n) times pairwise)."""
+def trace_composite(fn: Callable[..., Any], tree: Any) -> Any:
+    """fn(*args, **kwargs) traced to ATen ops with every registered decomposition applied (an fx GraphModule
+    taking the tree's tensors in order)."""
     from torch._decomp import decomposition_table
     from torch.fx.experimental.proxy_tensor import make_fx
 
@@ -50,7 +50,12 @@ def composite_depth(fn: Callable[..., Any], tree: Any) -> int:
         return fn(*args, **kwargs)
 
     with torch.no_grad():
-        graph = make_fx(call, decomposition_table=decomposition_table, tracing_mode="real")(*tensors)
+        return make_fx(call, decomposition_table=decomposition_table, tracing_mode="real")(*tensors)
+
+
+def composite_depth(graph: Any) -> int:
+    """Rounding steps of a traced composite: one per computing op, plus log2 of the reduction length for each
+    reduction (a sum of n terms rounds about log2(n) times pairwise)."""
     depth = 0
     for node in graph.graph.nodes:
         if node.op != "call_function":
@@ -67,3 +72,24 @@ def composite_depth(fn: Callable[..., Any], tree: Any) -> int:
                 length = max(1, first_val.numel() // max(1, value.numel()))
                 depth += int(math.ceil(math.log2(length))) if length > 1 else 0
     return depth
+
+
+def round_each_step(graph: Any, tree: Any, low: torch.dtype) -> Any:
+    """Run a traced composite with every op's floating result rounded to `low`: what an implementation that
+    rounds after each step produces (each op itself computed in the traced dtype, as PyTorch's opmath does).
+    Its error against float64 is the ordinary rounding error of the composite in `low`."""
+    from torch.utils._pytree import tree_map
+
+    def to_low(value: Any) -> Any:
+        if isinstance(value, torch.Tensor) and value.is_floating_point() and value.dtype != low:
+            return value.to(low).to(value.dtype)
+        return value
+
+    class RoundEachStep(torch.fx.Interpreter):
+        def call_function(self, target: Any, args: Any, kwargs: Any) -> Any:
+            out = super().call_function(target, args, kwargs)
+            return tree_map(to_low, out) if _op_name(target) not in _NO_ROUNDING else out
+
+    tensors, _ = split_tensors(tree)
+    with torch.no_grad():
+        return RoundEachStep(graph).run(*[to_low(t) for t in tensors])

@@ -31,6 +31,17 @@ def target(x):
     return x
 '''
 
+# Centring around a mean of ~100: in fp16 the rounded mean is off by up to 1/32, hundreds of ulps of the small
+# centred outputs, and exactly what the same two steps give when each result is rounded to fp16.
+CENTRED = '''
+def make_inputs(seed):
+    g = torch.Generator().manual_seed(seed)
+    return (100 + torch.rand(32, generator=g) / 2,), {}
+
+def target(x):
+    return (x - x.mean()) * 3.0
+'''
+
 # The test mode computes asinh as log(|x| + sqrt(x*x + 1)): x*x overflows float32 beyond ~1.8e19,
 # where asinh itself (and float64) is a small finite number.
 NAIVE_ASINH = '''
@@ -60,6 +71,13 @@ def test_rounding_of_a_composite_op_is_within_its_depth_allowance(tmp_path) -> N
     assert result.verdict == "passed", result.reason
     assert result.evidence["rounding_accepted"] == 1
     assert "rounding allowance" in result.reason
+
+
+def test_rounding_no_worse_than_the_composite_rounded_at_every_step_is_not_confirmed(tmp_path) -> None:
+    spec = HarnessSpec(api="planted.centred", input_source="code", code=CENTRED, test_mode="dtype:float16")
+    result = run_harness(spec, max_executions=1, workdir=tmp_path)
+    assert result.verdict == "passed", result.reason
+    assert result.evidence["rounding_accepted"] == 1
 
 
 def test_garbage_in_low_precision_is_still_confirmed_and_localised(tmp_path) -> None:
