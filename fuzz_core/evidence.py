@@ -73,6 +73,8 @@ class Evidence:
     localisation_error: str | None = None
     # artifacts
     inputs_path: str | None = None
+    outputs_path: str | None = None  # reference/test/fp64 at the differing leaf (fuzz_core/saved_outputs.py)
+    outputs_skipped: str | None = None
     repro_path: str | None = None
     harness_path: str | None = None
     repro_skipped: str | None = None

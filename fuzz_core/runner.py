@@ -20,6 +20,7 @@ from fuzz_core.mutators import CorpusSelector, Mutator
 from fuzz_core.repro import UnsavableInput, render_repro, save_inputs
 from fuzz_core.result import HarnessResult
 from fuzz_core.saved_inputs import INPUTS_SUFFIX
+from fuzz_core.saved_outputs import finding_outputs_evidence
 from fuzz_core.spec import HarnessSpec
 
 
@@ -134,6 +135,10 @@ def result_for_finding(spec: HarnessSpec, campaign: Campaign, finding: Finding, 
     artifacts = _write_artifacts(spec, campaign, finding.entry.sample, workdir, finding.reason, signature)
     repro = artifacts.pop("repro")
     evidence.update(artifacts)
+    inputs_path = artifacts.get("inputs_path")
+    if mismatch is not None and finding.verdict in (V.CONFIRMED, V.SUSPICIOUS) and inputs_path:
+        outputs_path = Path(inputs_path).with_name("outputs_" + Path(inputs_path).name.removeprefix("inputs_"))
+        evidence.update(finding_outputs_evidence(campaign, finding.entry.sample, mismatch.path, outputs_path))
     return HarnessResult(finding.verdict, finding.reason, campaign.tally.executions, elapsed, evidence.to_dict(),
                          repro, signature, spec.spec_id, campaign.exit_reason)
 

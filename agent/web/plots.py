@@ -3,11 +3,11 @@
 Note [Error plot data]
 The best picture is per element: |reference − fp64| and |test − fp64| for every output element,
 with the positions where one side is NaN/Inf and float64 is not marked. That needs the three
-output tensors, which a finding carries when its evidence names an ``outputs_path``: a file saved
-with ``torch.save({"reference": t, "test": t, "fp64": t})``. It is read with
-``torch.load(weights_only=True)`` (no pickled code runs). Findings without it still get a picture
-of what every value finding records: the two errors against fp64 and the largest difference,
-next to the tolerance.
+output tensors, which the worker saves for a confirmed or suspicious value finding and names in the
+evidence as ``outputs_path`` (fuzz_core/saved_outputs.py: safetensors, read without running code).
+Findings without it (older rows, outputs too large, ``outputs_skipped`` says why) still get a
+picture of what every value finding records: the two errors against fp64 and the largest
+difference, next to the tolerance.
 """
 
 from __future__ import annotations
@@ -85,11 +85,11 @@ def element_errors(evidence: dict[str, Any]) -> ElementErrors | None:
         return None
     import torch
 
+    from fuzz_core.saved_outputs import load_outputs
+
     try:
-        saved = torch.load(path, weights_only=True, map_location="cpu")
-    except Exception:  # noqa: BLE001 - an unreadable file means "no per-element picture", said on the page
-        return None
-    if not isinstance(saved, dict) or not all(isinstance(saved.get(k), torch.Tensor) for k in ("reference", "test", "fp64")):
+        saved = load_outputs(path)
+    except ValueError:  # not a saved-outputs file: the summary picture instead, which says so
         return None
     ref, test, fp64 = (saved[k].detach().reshape(-1).to(torch.float64) for k in ("reference", "test", "fp64"))
     if not (ref.numel() == test.numel() == fp64.numel()) or ref.numel() == 0:
