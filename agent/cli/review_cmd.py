@@ -33,11 +33,18 @@ class ReviewShow(Versioned, FindingDetail):
     root_cause_group: list[str]
 
 
+class ReviewListRow(FindingSummary):
+    """A `review list` row with its root-cause group (agent/review/grouping.py)."""
+
+    root_cause_id: str  # "g12": named after the group's oldest finding
+    root_cause: str  # symptom; locus; members
+
+
 class ReviewList(Versioned):
     """`transfuzz review list --json`."""
 
     filters: dict[str, Any]
-    findings: list[FindingSummary]
+    findings: list[ReviewListRow]
 
 
 @review_app.command("list")
@@ -51,7 +58,8 @@ def list_cmd(
 ) -> None:
     """List findings to review, oldest first: unreviewed confirmed and suspicious ones unless --all or a filter."""
     from agent.cli.terminal import output_console, output_width
-    from agent.review.list_view import list_table
+    from agent.review.grouping import group_by_root_cause, groups_by_finding
+    from agent.review.list_view import group_legend, list_table
     from db.queries.findings import latest_notes, list_findings
 
     cli = get_ctx(ctx)
@@ -60,7 +68,11 @@ def list_cmd(
     with cli.store(must_exist=True).session() as session:
         records = list_findings(session, review_statuses=statuses, verdicts=verdicts, limit=limit)
         notes = latest_notes(session, [f.id for f in records])
-        rows = [FindingSummary.of(f).model_copy(update={"review_note": notes.get(f.id, "")}) for f in records]
+        # Groups span every finding, so a filtered listing shows the same labels as an unfiltered one.
+        group_of = groups_by_finding(group_by_root_cause(list_findings(session)) if records else [])
+        rows = [ReviewListRow(**{**FindingSummary.of(f).model_dump(), "review_note": notes.get(f.id, "")},
+                              root_cause_id=group_of[f.id].label, root_cause=group_of[f.id].describe())
+                for f in records]
     if cli.json:
         cli.emit(ReviewList(filters={"review_status": statuses, "verdict": verdicts, "limit": limit}, findings=rows))
         return
@@ -69,7 +81,13 @@ def list_cmd(
         hint = "" if show_all else "; `transfuzz review list --all` shows every finding"
         cli.err.print(f"no {markup_safe(what)}{hint}", highlight=False)
         return
-    output_console().print(list_table(rows, output_width(), what=what))
+    console = output_console()
+    console.print(list_table(rows, output_width(), what=what, groups=[row.root_cause_id for row in rows]))
+    shared = {row.root_cause_id: group_of[row.id] for row in rows if len(group_of[row.id].findings) > 1}
+    if shared:
+        console.print("root causes shared by several findings:", highlight=False)
+        for line in group_legend([(label, group.describe()) for label, group in shared.items()]):
+            console.print(line, highlight=False)
 
 
 def _finding_id(text: str) -> int:

@@ -43,6 +43,16 @@ class RootCauseGroup:
     def as_signature_group(self) -> SignatureGroup:
         return SignatureGroup(key=self.cause.key, findings=self.findings)
 
+    @property
+    def label(self) -> str:
+        """``g12``: named after its oldest finding, so a filtered listing shows the same label."""
+        return f"g{self.findings[0].id}"
+
+    def describe(self) -> str:
+        """One line for a listing's legend: symptom, locus, members."""
+        ids = ", ".join(str(f.id) for f in self.findings)
+        return f"{self.cause.symptom}; divergence at {self.cause.locus}; findings {ids} ({', '.join(self.apis)})"
+
 
 def op_family(api: str) -> str:
     """``torch.special.logit`` → ``logit``; ``torch.Tensor.add_`` → ``add``; ``torch.std_mean`` → ``var_mean``."""
@@ -102,3 +112,8 @@ def group_by_root_cause(findings: list[FindingRecord]) -> list[RootCauseGroup]:
         cause = root_cause(finding)
         groups.setdefault(cause.key, RootCauseGroup(cause)).findings.append(finding)
     return list(groups.values())
+
+
+def groups_by_finding(groups: list[RootCauseGroup]) -> dict[int, RootCauseGroup]:
+    """Finding id → its group."""
+    return {finding.id: group for group in groups for finding in group.findings}

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from rich import box
 from rich.table import Table
+from rich.text import Text
 
 from agent.cli.json_out import format_measure
 from agent.cli.terminal import short_names
@@ -36,13 +37,17 @@ def _width(header: str, cells: list[str]) -> int:
     return max([len(header), *(len(cell) for cell in cells)])
 
 
-def list_table(rows: list[FindingSummary], width: int, *, what: str) -> Table:
+def list_table(rows: list[FindingSummary], width: int, *, what: str, groups: list[str] | None = None) -> Table:
     """The table for ``rows`` (``what`` says which findings these are, for the title) at ``width`` columns.
 
-    Short columns keep their whole text; API and modes share what is left (API names shortened from
-    the left, never to the same string; modes wrap), so no column is squeezed out at 80 columns.
+    ``groups`` holds each row's root-cause group label (agent/review/grouping.py), shown in a short
+    column. Short columns keep their whole text; API and modes share what is left (API names
+    shortened from the left, never to the same string; modes wrap), so no column is squeezed out at 80 columns.
     """
     sources, title_extra = _source_cells(rows)
+    show_group = groups is not None and len(set(groups)) > 1
+    if groups and not show_group:
+        title_extra += f", one root cause {groups[0]}"
     dtypes = {row.dtype or "-" for row in rows}
     show_dtype = len(dtypes) > 1
     if not show_dtype:
@@ -59,6 +64,8 @@ def list_table(rows: list[FindingSummary], width: int, *, what: str) -> Table:
     if show_dtype:
         cells["dtype"] = [row.dtype or "-" for row in rows]
     cells["max|diff|"] = [format_measure(row.max_abs_diff) for row in rows]
+    if show_group and groups is not None:
+        cells["group"] = groups
     cells["issue"] = sources
     if show_note:
         cells["note"] = notes
@@ -85,3 +92,9 @@ def list_table(rows: list[FindingSummary], width: int, *, what: str) -> Table:
     for index in range(len(rows)):
         table.add_row(*(rich_text(column[index]) for column in cells.values()))
     return table
+
+
+def group_legend(entries: list[tuple[str, str]]) -> list[Text]:
+    """"g3: <symptom>; divergence at <locus>; findings ..." for each group that holds several findings;
+    the console wraps them at its width."""
+    return [rich_text(f"{label}: {description}") for label, description in entries]

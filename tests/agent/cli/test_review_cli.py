@@ -166,3 +166,24 @@ def test_error_messages_quote_markup_literally(store: Store) -> None:
     result = _invoke(store, "review", "show", "[/x]")
     assert result.exit_code == 2
     assert "got '[/x]'" in result.stderr
+
+
+def test_list_shows_the_root_cause_group_within_80_columns(store: Store, populated: dict[str, int]) -> None:
+    with store.session() as session:
+        again = add_finding(session, session.get(Finding, populated["compile"]).harness_id)
+    first = populated["compile"]
+    table = _invoke(store, "review", "list", "--all", env={"COLUMNS": "80"})
+    assert table.exit_code == 0, table.stderr
+    lines = [line for line in table.stdout.splitlines() if line.strip()]
+    assert max(len(line) for line in lines) <= 80, table.stdout
+    assert "group" in lines[1].split()
+    rows = {line.split()[0]: line.split() for line in lines if line.split()[0].isdigit()}
+    assert f"g{first}" in rows[str(first)] and f"g{first}" in rows[str(again)]
+    assert f"g{populated['direct']}" in rows[str(populated["direct"])]
+    legend = " ".join(table.stdout[table.stdout.index("root causes shared"):].split())
+    assert f"g{first}: confirmed value mismatch, eager vs compile:inductor" in legend
+    assert f"findings {first}, {again} (torch.relu)" in legend and f"g{populated['direct']}:" not in legend
+    # Labels come from every finding, so a filtered listing names the same groups.
+    confirmed = json.loads(_invoke(store, "--json", "review", "list", "--verdict", "confirmed").stdout)["findings"]
+    assert [(r["id"], r["root_cause_id"]) for r in confirmed] == [(first, f"g{first}"), (again, f"g{first}")]
+    assert "op family relu" in confirmed[0]["root_cause"]
