@@ -73,6 +73,17 @@ def finding_outputs_evidence(campaign: Campaign, sample: Sample, leaf: str, path
     return {"outputs_skipped": reason} if reason is not None else {"outputs_path": str(path)}
 
 
+def is_outputs_file(path: str) -> bool:
+    """True for a file save_outputs wrote (reads the header only, not the tensors)."""
+    from safetensors import SafetensorError, safe_open
+
+    try:
+        with safe_open(path, framework="pt", device="cpu") as handle:
+            return (handle.metadata() or {}).get("format") == OUTPUTS_FORMAT and set(handle.keys()) == set(OUTPUT_KEYS)
+    except (OSError, SafetensorError):
+        return False
+
+
 def load_outputs(path: str) -> dict[str, torch.Tensor]:
     """The three tensors of a file written by save_outputs; ValueError for anything else."""
     from safetensors import SafetensorError, safe_open

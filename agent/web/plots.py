@@ -17,7 +17,7 @@ import math
 import os
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 MAX_POINTS = 20_000
 MAX_OUTPUTS_BYTES = 256 * 1024 * 1024
@@ -78,10 +78,27 @@ def summary_errors(evidence: dict[str, Any]) -> SummaryErrors | None:
     return found
 
 
-def element_errors(evidence: dict[str, Any]) -> ElementErrors | None:
-    """Per-element errors from the saved outputs, or None when the finding has none readable."""
+def _outputs_path(evidence: dict[str, Any]) -> str | None:
     path = evidence.get("outputs_path")
     if not isinstance(path, str) or not os.path.isfile(path) or os.path.getsize(path) > MAX_OUTPUTS_BYTES:
+        return None
+    return path
+
+
+def plot_kind(evidence: dict[str, Any]) -> Literal["elements", "summary"] | None:
+    """Which picture error_svg will draw, read without loading the tensors (the page's caption says which)."""
+    from fuzz_core.saved_outputs import is_outputs_file
+
+    path = _outputs_path(evidence)
+    if path is not None and is_outputs_file(path):
+        return "elements"
+    return "summary" if summary_errors(evidence) is not None else None
+
+
+def element_errors(evidence: dict[str, Any]) -> ElementErrors | None:
+    """Per-element errors from the saved outputs, or None when the finding has none readable."""
+    path = _outputs_path(evidence)
+    if path is None:
         return None
     import torch
 

@@ -36,6 +36,8 @@ class FindingResponse(BaseModel):
     checks: list[CheckView]
     duplicates: list[DuplicateView]
     plot_url: str | None
+    plot_kind: Literal["elements", "summary"] | None = Field(
+        default=None, description="elements: per-element error against fp64 from saved outputs; summary: the stored errors.")
 
 
 class DecisionRequest(BaseModel):

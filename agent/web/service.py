@@ -44,14 +44,17 @@ def load_finding(store: Store, finding_id: int) -> FindingResponse:
         record = get_finding(session, finding_id)
         duplicates = same_signature(session, record.signature, record.id)
     detail = FindingDetail.of(record)
-    has_numbers = any(k in record.evidence for k in ("max_abs_diff", "ref_error_vs_fp64", "test_error_vs_fp64", "outputs_path"))
+    from agent.web.plots import plot_kind
+
+    kind = plot_kind(record.evidence)
     return FindingResponse(
         finding=detail,
         harness_spec=record.harness_spec,
         source_issue_url=source_issue_url(record),
         checks=[CheckView(name=c.name, status=c.status, detail=c.detail) for c in verdict_checks(record.verdict, record.reason, record.evidence)],
         duplicates=[DuplicateView(id=d.id, verdict=d.verdict, review_status=d.review_status) for d in duplicates],
-        plot_url=f"/findings/{record.id}/error.svg" if has_numbers else None,
+        plot_url=f"/findings/{record.id}/error.svg" if kind is not None else None,
+        plot_kind=kind,
     )
 
 
