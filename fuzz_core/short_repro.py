@@ -7,8 +7,11 @@ written here from typed data. A float element is written as the shortest decimal
 back to the same bits in its dtype, else exactly with float.fromhex.
 
 Only what has a one-line plain-torch form is written (plain `torch.*` callables; eager, compile,
-dtype, autocast and jit.trace modes; up to MAX_INLINE_ELEMENTS elements); anything else raises
-NoShortRepro with the reason, and the long script with its .safetensors stays the repro.
+dtype, autocast, jit.trace, layout and variant modes; up to MAX_INLINE_ELEMENTS elements); anything
+else raises NoShortRepro with the reason, and the long script with its .safetensors stays the repro.
+The layout and variant forms build what fuzz_core/modes/layout.py and variant.py build: a
+non-contiguous view over a buffer whose gaps hold 7, a channels_last copy, a clone for the method
+and in-place spellings, an out= tensor filled with 7.
 """
 
 from __future__ import annotations
@@ -85,6 +88,7 @@ class _Arguments:
     def __init__(self, sample: Sample) -> None:
         self.assignments: list[str] = []
         self.names: list[str] = []
+        self.tensors: list[torch.Tensor] = []
         self.floating: list[str] = []
         self.args = [self._value(v) for v in sample.args]
         self.kwargs = [f"{checked_name(str(k))}={self._value(v)}" for k, v in sample.kwargs.items()]
@@ -94,6 +98,7 @@ class _Arguments:
             name = f"x{len(self.names)}"
             self.assignments.append(f"{name} = {tensor_literal(value)}")
             self.names.append(name)
+            self.tensors.append(value)
             if value.is_floating_point():
                 self.floating.append(name)
             return name
@@ -105,14 +110,35 @@ class _Arguments:
         except ValueError as exc:
             raise NoShortRepro(str(exc)) from None
 
-    def call(self, fn: str, cast: str = "") -> str:
-        """`fn(args)`, floating tensors written as `x0<cast>` (e.g. `.double()`)."""
+    def call(self, fn: str, cast: str = "", *, rename: dict[str, str] | None = None, first: int = 0,
+             extra: str = "") -> str:
+        """`fn(args[first:], extra)`, floating tensors written as `x0<cast>` (e.g. `.double()`) and
+        tensors in `rename` by their new name."""
         names = set(self.floating) if cast else set()
+        rename = rename or {}
 
         def sub(text: str) -> str:
-            return re.sub(r"\bx\d+\b", lambda m: m.group(0) + cast if m.group(0) in names else m.group(0), text)
+            def one(m: re.Match[str]) -> str:
+                name = rename.get(m.group(0), m.group(0))
+                return name + cast if m.group(0) in names else name
+            return re.sub(r"\bx\d+\b", one, text)
 
-        return f"{fn}({', '.join([sub(a) for a in self.args] + [sub(k) for k in self.kwargs])})"
+        parts = [sub(a) for a in self.args[first:]] + [sub(k) for k in self.kwargs] + ([extra] if extra else [])
+        return f"{fn}({', '.join(parts)})"
+
+    def relaid(self, layout: str) -> tuple[list[str], dict[str, str]]:
+        """Lines assigning y<i>, x<i>'s values in `layout`, for the tensors layout.py would change."""
+        lines, rename = [], {}
+        for name, t in zip(self.names, self.tensors):
+            if layout == "noncontiguous" and t.dim() > 0 and t.numel() > 1:
+                how = f"torch.stack([{name}, torch.full_like({name}, 7)], -1).flatten(-2)[..., ::2]"
+            elif layout == "channels_last" and t.dim() in (4, 5):
+                how = f"{name}.contiguous(memory_format=torch.channels_last{'_3d' if t.dim() == 5 else ''})"
+            else:
+                continue
+            rename[name] = "y" + name[1:]
+            lines.append(f"{rename[name]} = {how}  # {name}'s values, {layout}")
+        return lines, rename
 
 
 def _output_accessor(path: str) -> str:
@@ -124,11 +150,23 @@ def _output_accessor(path: str) -> str:
         else path
 
 
-def _mode_call(mode: str, options: dict[str, Any], api: str, arguments: _Arguments, dynamic: bool) -> tuple[list[str], str]:
-    """(lines before, expression) computing `mode`'s result."""
+def _mode_call(mode: str, options: dict[str, Any], api: str, arguments: _Arguments, dynamic: bool,
+               target: Target) -> tuple[list[str], str]:
+    """(lines before, expression) computing `mode`'s result; with lines, the last assigns `res`."""
     if mode == "eager":
         return [], arguments.call(api)
     family, _, detail = mode.partition(":")
+    if family == "layout" and detail in ("noncontiguous", "channels_last"):
+        lines, rename = arguments.relaid(detail)
+        return [*lines, f"res = {arguments.call(api, rename=rename)}"], ""
+    if family == "variant" and arguments.args[:1] and arguments.args[0] in arguments.names:
+        first = arguments.args[0]
+        if detail == "method" and target.method_name and not api.startswith("torch.Tensor."):
+            return [], arguments.call(f"{first}.clone().{checked_name(target.method_name)}", first=1)
+        if detail == "inplace" and target.inplace_name:  # an in-place method returns the tensor it wrote
+            return [], arguments.call(f"{first}.clone().{checked_name(target.inplace_name)}", first=1)
+        if detail == "out" and not api.startswith("torch.Tensor."):
+            return [], arguments.call(api, extra="out=torch.full_like(ref, 7)")
     if family == "compile":
         extra = "".join(f", {k}={literal_source(options[k])}" for k in ("mode", "fullgraph") if k in options)
         if dynamic or options.get("dynamic"):
@@ -175,8 +213,10 @@ def render_short_repro(spec: HarnessSpec, target: Target, sample: Sample, failur
     kind, _, path = failure_key.partition(":")
     accessor = _output_accessor(path) if kind != "exception" else ""
     arguments = _Arguments(sample)
-    ref_lines, ref_expr = _mode_call(spec.reference_mode, {}, api, arguments, False)
-    test_lines, test_expr = _mode_call(spec.test_mode, spec.mode_options, api, arguments, dynamic)
+    if spec.test_mode == "variant:out" and path not in ("", "out"):
+        raise NoShortRepro("out= with several outputs is left to the long script")
+    ref_lines, ref_expr = _mode_call(spec.reference_mode, {}, api, arguments, False, target)
+    test_lines, test_expr = _mode_call(spec.test_mode, spec.mode_options, api, arguments, dynamic, target)
     if ref_lines:
         raise NoShortRepro("the reference mode needs a block; only the test mode may")
     ref_label, test_label = one_line(spec.reference_mode), one_line(spec.test_mode)
@@ -195,7 +235,7 @@ def render_short_repro(spec: HarnessSpec, target: Target, sample: Sample, failur
                   "    sys.exit(1)", f'print("{test_label} returns too:", res)', "sys.exit(0)"]
         return _finish(lines)
     if test_lines:
-        lines += test_lines[:1] + [test_lines[1] + accessor + f"  # {test_label}"]
+        lines += test_lines[:-1] + [test_lines[-1] + accessor + f"  # {test_label}"]
     else:
         lines.append(f"res = {test_expr}{accessor}  # {test_label}")
     lines.append(f"f64 = {arguments.call(api, cast='.double()')}{accessor}  # the float64 value")
