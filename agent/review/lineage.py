@@ -9,6 +9,7 @@ lineage] in db/queries/findings.py), and older evidence may lack keys.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Any
 
 from db.queries.findings import FindingRecord
@@ -127,3 +128,30 @@ def describe_trigger(conditions: dict[str, Any], dtype: str | None = None) -> st
         return ""
     subject = ("/".join(names) + " inputs") if names else "inputs"
     return " ".join([subject, *extras[:1]]) + "".join(f", {e}" for e in extras[1:])
+
+
+@dataclass(frozen=True)
+class RationaleParts:
+    """A candidate's rationale read back: how it was matched, and what the transfer check said."""
+
+    matcher: str | None  # "tfidf", an embeddings matcher's name, "source" (the re-check of the source API), or None
+    ranking: str  # the ranker's own words (similarity, category, shared roles, ...)
+    check: str | None  # the transfer check's reason (LLM or offline gate), None when no check ran
+
+
+_CHECK_SEPARATOR = "; check: "  # agent/transfer/stage.py appends the check's reason this way
+_SOURCE_RECHECK = "the source API:"  # the rationale agent/transfer/stage.py gives the source's own row
+_FUNCTIONAL = re.compile(r"^functional similarity [0-9.]+ \(([^)]{1,80})\)")
+
+
+def rationale_parts(rationale: str) -> RationaleParts:
+    """Split a stored rationale (agent/transfer/rank.py's `_rationale` + stage.py's check suffix)."""
+    ranking, sep, check = rationale.partition(_CHECK_SEPARATOR)
+    if ranking.startswith(_SOURCE_RECHECK):
+        matcher: str | None = "source"
+    elif ranking.startswith("semantic text similarity"):
+        matcher = "tfidf"
+    else:
+        found = _FUNCTIONAL.match(ranking)
+        matcher = found.group(1) if found else None
+    return RationaleParts(matcher=matcher, ranking=ranking, check=check if sep else None)

@@ -10,8 +10,17 @@ from agent.review.decide import ReviewInputError
 from agent.review.views import ReviewView
 from agent.web import service
 from agent.web.app import config_of
-from agent.web.params import queue_filter
-from agent.web.schemas import CampaignsResponse, DecisionRequest, FindingResponse, HistoryResponse, QueueResponse
+from agent.web.params import candidate_filter, queue_filter
+from agent.web.schemas import (
+    CampaignsResponse,
+    CandidateDetail,
+    CandidateQueueResponse,
+    DecisionRequest,
+    FindingResponse,
+    HistoryResponse,
+    QueueResponse,
+)
+from db.queries.candidate_queue import CandidateFilter, CandidateNotFound
 from db.queries.findings import FindingNotFound
 from db.queries.queue import MAX_PAGE_SIZE, QueueFilter, QueueInputError
 
@@ -39,6 +48,29 @@ def show_finding(request: Request, finding_id: int) -> FindingResponse:
     try:
         return service.load_finding(config_of(request).store, finding_id)
     except FindingNotFound as exc:
+        raise HTTPException(status_code=404, detail=str(exc)) from None
+
+
+@router.get("/candidates", response_model=CandidateQueueResponse)
+def list_candidates(
+    request: Request,
+    flt: Annotated[CandidateFilter, Depends(candidate_filter)],
+    cursor: str | None = None,
+    limit: Annotated[int, Query(ge=1, le=MAX_PAGE_SIZE)] = 50,
+) -> CandidateQueueResponse:
+    """Proposed transferred bugs with no finding yet, newest first (keyset paging as for findings)."""
+    try:
+        return service.load_candidates(config_of(request).store, flt, cursor=cursor or None, limit=limit)
+    except QueueInputError as exc:
+        raise HTTPException(status_code=400, detail=str(exc)) from None
+
+
+@router.get("/candidates/{candidate_id}", response_model=CandidateDetail)
+def show_candidate(request: Request, candidate_id: int) -> CandidateDetail:
+    """A candidate with its lineage: source issue, pattern, rationale (matcher, score, transfer check)."""
+    try:
+        return service.load_candidate(config_of(request).store, candidate_id)
+    except CandidateNotFound as exc:
         raise HTTPException(status_code=404, detail=str(exc)) from None
 
 

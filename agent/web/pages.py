@@ -13,8 +13,9 @@ from agent.review.decide import ReviewInputError
 from agent.web import service
 from agent.web.app import WebConfig, config_of
 from agent.web.highlight import highlight_python, stylesheet
-from agent.web.params import filter_query, queue_filter
+from agent.web.params import candidate_filter, candidate_filter_query, filter_query, queue_filter
 from agent.web.security import TOKEN_COOKIE, same_origin
+from db.queries.candidate_queue import QUEUE_CANDIDATE_STATUSES, CandidateFilter, CandidateNotFound
 from db.queries.findings import FindingNotFound
 from db.queries.queue import SORTS, QueueFilter, QueueInputError
 from db.status import REVIEW_STATUSES, VERDICTS
@@ -109,6 +110,39 @@ def queue(
         first_page=not cursor,
         status_qs={s: urlencode([p for p in pairs if p[0] != "status"] + [("status", s), ("sort", sort)]) for s in REVIEW_STATUSES},
     )
+
+
+@router.get("/candidates")
+def candidates(
+    request: Request,
+    flt: Annotated[CandidateFilter, Depends(candidate_filter)],
+    cursor: str | None = None,
+) -> HTMLResponse:
+    try:
+        page = service.load_candidates(config_of(request).store, flt, cursor=cursor or None, limit=PAGE_SIZE)
+    except QueueInputError as exc:
+        raise HTTPException(status_code=400, detail=str(exc)) from None
+    pairs = candidate_filter_query(flt)
+    return _render(
+        request,
+        "candidates.html",
+        page=page,
+        flt=flt,
+        statuses=QUEUE_CANDIDATE_STATUSES,
+        filter_qs=urlencode(pairs),
+        next_qs=urlencode([*pairs, ("cursor", page.next_cursor)]) if page.next_cursor else None,
+        first_page=not cursor,
+        status_qs={s: urlencode([p for p in pairs if p[0] != "status"] + [("status", s)]) for s in QUEUE_CANDIDATE_STATUSES},
+    )
+
+
+@router.get("/candidates/{candidate_id}")
+def candidate_page(request: Request, candidate_id: int) -> HTMLResponse:
+    try:
+        data = service.load_candidate(config_of(request).store, candidate_id)
+    except CandidateNotFound as exc:
+        raise HTTPException(status_code=404, detail=str(exc)) from None
+    return _render(request, "candidate.html", c=data)
 
 
 @router.get("/findings/{finding_id}")

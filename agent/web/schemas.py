@@ -69,3 +69,54 @@ class CampaignView(BaseModel):
 class CampaignsResponse(BaseModel):
     pending_harnesses: int
     campaigns: list[CampaignView]
+
+
+class CandidateSummary(BaseModel):
+    """One row of the candidate queue: a proposed transferred bug with no finding yet."""
+
+    id: int
+    target_api: str
+    status: str
+    score: float
+    kind: str | None
+    reference_mode: str | None
+    test_mode: str | None
+    source_api: str | None
+    source_issue: str | None = Field(description="owner/repo#N of the issue the pattern came from.")
+    matcher: str | None
+    created_at: datetime
+
+
+class CandidateQueueResponse(BaseModel):
+    items: list[CandidateSummary]
+    next_cursor: str | None = Field(description="Pass as `cursor` for the next page; null on the last page.")
+    counts: dict[str, int] = Field(description="Candidates without a finding per status, under every other filter.")
+
+
+class CandidateSource(BaseModel):
+    repo: str
+    number: int
+    title: str
+    url: str | None = Field(description="Built from the issue's repo and number, never from stored text.")
+
+
+class CandidatePattern(BaseModel):
+    id: int
+    kind: str | None
+    api: str | None
+    formal: str
+    confidence: float
+    trigger: dict[str, Any]
+
+
+class CandidateDetail(CandidateSummary):
+    """The candidate page: issue → pattern → transfer rationale (matcher, score, check) → adapted trigger."""
+
+    rationale: str
+    ranking: str = Field(description="The ranker's reasons, without the check's.")
+    check: str | None = Field(description="What the transfer check (LLM or offline gate) said; null when none ran.")
+    adapted_trigger: dict[str, Any]
+    trigger_text: str
+    harnesses: int
+    source: CandidateSource | None
+    pattern: CandidatePattern

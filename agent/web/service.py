@@ -9,11 +9,16 @@ from pathlib import Path
 from typing import Literal
 
 from agent.review.decide import decide, make_decision
-from agent.review.lineage import source_issue_url
+from agent.review.lineage import describe_trigger, github_issue_url, rationale_parts, source_issue_url
 from agent.review.views import FindingDetail, FindingSummary, ReviewView
 from agent.web.checks import verdict_checks
 from agent.web.schemas import (
     CampaignsResponse,
+    CandidateDetail,
+    CandidatePattern,
+    CandidateQueueResponse,
+    CandidateSource,
+    CandidateSummary,
     CampaignView,
     CheckView,
     DuplicateView,
@@ -21,6 +26,7 @@ from agent.web.schemas import (
     HistoryResponse,
     QueueResponse,
 )
+from db.queries.candidate_queue import CandidateFilter, CandidateRow, candidate_by_id, candidate_page
 from db.queries.decisions import decision_history
 from db.queries.findings import get_finding, group_by_signature
 from db.queries.progress import campaign_progress, pending_harness_count, verdict_timeline
@@ -143,3 +149,38 @@ def export_selection(store: Store, ids: list[int], fmt: Literal["markdown", "jso
                 if path.is_file():
                     archive.write(path, arcname=f"transfuzz-export/{path.name}")
     return buffer.getvalue()
+
+
+def _candidate_summary(row: CandidateRow) -> dict[str, object]:
+    return dict(
+        id=row.id, target_api=row.target_api, status=row.status, score=row.score, kind=row.pattern_kind,
+        reference_mode=row.reference_mode, test_mode=row.test_mode, source_api=row.pattern_api,
+        source_issue=f"{row.issue_repo}#{row.issue_number}" if row.issue_repo is not None else None,
+        matcher=rationale_parts(row.rationale).matcher, created_at=row.created_at,
+    )
+
+
+def load_candidates(store: Store, flt: CandidateFilter, *, cursor: str | None, limit: int) -> CandidateQueueResponse:
+    with store.session() as session:
+        page = candidate_page(session, flt, cursor=cursor, limit=limit)
+    return CandidateQueueResponse(items=[CandidateSummary(**_candidate_summary(c)) for c in page.candidates],
+                                  next_cursor=page.next_cursor, counts=page.counts)
+
+
+def load_candidate(store: Store, candidate_id: int) -> CandidateDetail:
+    """CandidateNotFound when there is no such candidate."""
+    with store.session() as session:
+        row = candidate_by_id(session, candidate_id)
+    parts = rationale_parts(row.rationale)
+    source = None
+    if row.issue_repo is not None and row.issue_number is not None:
+        source = CandidateSource(repo=row.issue_repo, number=row.issue_number, title=row.issue_title or "",
+                                 url=github_issue_url(row.issue_repo, row.issue_number))
+    trigger = row.adapted_trigger or row.trigger
+    return CandidateDetail(
+        **_candidate_summary(row),
+        rationale=row.rationale, ranking=parts.ranking, check=parts.check, adapted_trigger=row.adapted_trigger,
+        trigger_text=describe_trigger(trigger), harnesses=row.harnesses, source=source,
+        pattern=CandidatePattern(id=row.pattern_id, kind=row.pattern_kind, api=row.pattern_api, formal=row.formal,
+                                 confidence=row.confidence, trigger=row.trigger),
+    )

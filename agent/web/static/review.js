@@ -34,7 +34,7 @@
       case "x":
         if (index >= 0) {
           const box = rows[index].querySelector("input[type=checkbox]");
-          box.checked = !box.checked;
+          if (box) box.checked = !box.checked;
         }
         return index >= 0;
       case "/": {
@@ -74,7 +74,8 @@
       }
       return;
     }
-    const handled = page === "queue" ? queueKeys(event) : page === "finding" ? findingKeys(event) : false;
+    const handled = page === "queue" ? queueKeys(event) : page === "finding" ? findingKeys(event)
+      : page === "candidate" && event.key === "u" ? (follow("#back-to-queue"), true) : false;
     if (handled) event.preventDefault();
   });
 

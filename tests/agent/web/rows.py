@@ -15,10 +15,16 @@ HOSTILE_RATIONALE = '<a href="javascript:window.__pwned = 3">click</a> javascrip
 HOSTILE_REPRO = '# </pre><script>window.__pwned = 4</script>\nimport torch\nprint(torch.relu(torch.ones(1)))\n'
 
 
+# What agent/transfer/stage.py stores: the ranker's reasons (rank.py's words), then "; check: <the check's reason>".
+CHECKED_RATIONALE = ("semantic text similarity 0.62; same category 'activation'; supports the pattern's modes and "
+                     "trigger; check: tanh saturates like gelu, so NaN propagation under inductor applies")
+
+
 @dataclass
 class ReviewRows:
     ids: dict[str, int] = field(default_factory=dict)
     run_id: int = 0
+    candidates: dict[str, int] = field(default_factory=dict)  # candidates with no finding (the candidate queue)
 
 
 def add_hostile_lineage(session: Session) -> int:
@@ -49,6 +55,21 @@ def add_hostile_lineage(session: Session) -> int:
     return harness.id
 
 
+def add_open_candidates(session: Session, pattern_id: int) -> dict[str, int]:
+    """Candidates the transfer stage proposed that have no finding: one checked, one vetoed, one with a pending harness."""
+    checked = Candidate(pattern_id=pattern_id, target_api="torch.tanh", score=0.62, rationale=CHECKED_RATIONALE,
+                        adapted_trigger={"dtypes": ["float32"], "special_values": ["nan"]}, status="proposed")
+    vetoed = Candidate(pattern_id=pattern_id, target_api="torch.cumsum", score=0.31, status="vetoed",
+                       rationale="functional similarity 0.31 (embeddings); check: cumsum has no NaN-gating branch")
+    harnessed = Candidate(pattern_id=pattern_id, target_api="torch.sigmoid", score=0.55, status="harnessed",
+                          rationale="semantic text similarity 0.55")
+    session.add_all([checked, vetoed, harnessed])
+    session.flush()
+    session.add(Harness(candidate_id=harnessed.id, spec=spec("torch.sigmoid", "compile:inductor"), status="pending"))
+    session.flush()
+    return {"checked": checked.id, "vetoed": vetoed.id, "harnessed": harnessed.id}
+
+
 def populate(session: Session) -> ReviewRows:
     rows = build_lineage(session)
     run_id = start_run(session, "fuzz", {"budget_s": 60})
@@ -66,4 +87,4 @@ def populate(session: Session) -> ReviewRows:
     for finding_id in (ids["compile"], ids["passed"]):
         session.get(Finding, finding_id).run_id = run_id  # type: ignore[union-attr]
     session.flush()
-    return ReviewRows(ids=ids, run_id=run_id)
+    return ReviewRows(ids=ids, run_id=run_id, candidates=add_open_candidates(session, rows.pattern_id))
