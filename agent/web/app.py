@@ -28,6 +28,7 @@ class WebConfig:
     auth: ReviewAuth
     bind_host: str = "127.0.0.1"
     reviewer: str = "unknown"  # prefilled in decision forms; the JSON API's default too
+    refresh_ms: int = 5000  # how often the campaigns page asks /api/campaigns for new numbers
 
 
 def _templates() -> Jinja2Templates:

@@ -239,7 +239,8 @@ def history(request: Request, before: int | None = None) -> HTMLResponse:
 
 @router.get("/campaigns")
 def campaigns(request: Request) -> HTMLResponse:
-    return _render(request, "campaigns.html", data=service.load_campaigns(config_of(request).store))
+    config = config_of(request)
+    return _render(request, "campaigns.html", data=service.load_campaigns(config.store), refresh_ms=config.refresh_ms)
 
 
 @router.get("/campaigns/{run_id}/verdicts.svg")

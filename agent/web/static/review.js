@@ -122,6 +122,7 @@
         }
       } catch (err) { /* the server restarting: try again on the next tick */ }
     }
-    setInterval(refresh, 5000);
+    const every = Number(document.getElementById("campaigns")?.dataset.refreshMs) || 5000;
+    setInterval(refresh, Math.max(250, every));
   }
 })();

@@ -32,8 +32,9 @@ def _free_port() -> int:
 
 
 @contextmanager
-def review_server(store: Store, token: str = TOKEN) -> Iterator[RunningServer]:
-    app = create_app(WebConfig(store=store, auth=ReviewAuth(token), bind_host="127.0.0.1", reviewer=REVIEWER))
+def review_server(store: Store, token: str = TOKEN, refresh_ms: int = 5000) -> Iterator[RunningServer]:
+    app = create_app(WebConfig(store=store, auth=ReviewAuth(token), bind_host="127.0.0.1", reviewer=REVIEWER,
+                               refresh_ms=refresh_ms))
     port = _free_port()
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", access_log=False))
     thread = threading.Thread(target=server.run, daemon=True, name="review-server")

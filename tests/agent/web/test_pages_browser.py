@@ -6,8 +6,11 @@ TRANSFUZZ_SCREENSHOT to a .png path to keep a picture of the finding page (the R
 
 from __future__ import annotations
 
+import io
+import json
 import os
 import shutil
+import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,10 +19,13 @@ from sqlalchemy import select
 
 from db.models import Finding, Review
 from db.store import Store, open_store
+from db.queries.campaign import finish_run, save_counters, start_run
+from tests.agent.review.rows import add_finding
 from tests.agent.web.rows import HOSTILE_REPRO, HOSTILE_TITLE, ReviewRows, populate
 from tests.agent.web.server import REVIEWER, RunningServer, review_server
 
 CHROMIUM = os.environ.get("TRANSFUZZ_CHROMIUM", "/usr/bin/chromium")
+REFRESH_MS = 300  # the campaigns page's refresh interval in these tests (5 s when served for people)
 
 pytestmark = [
     pytest.mark.browser,
@@ -43,7 +49,7 @@ def site(tmp_path: Path) -> Iterator[tuple[Store, ReviewRows, RunningServer]]:
     with store.session() as session:
         rows = populate(session)
     try:
-        with review_server(store) as server:
+        with review_server(store, refresh_ms=REFRESH_MS) as server:
             yield store, rows, server
     finally:
         store.close()
@@ -119,4 +125,54 @@ def test_hostile_issue_text_is_shown_as_text(browser, site) -> None:  # type: ig
     assert HOSTILE_TITLE not in page.content()  # the queue shows refs, not titles; nothing leaks unescaped
     assert page.evaluate("window.__pwned") is None
     assert dialogs == []
+    page.close()
+
+
+def test_campaign_page_refreshes_without_reloading(browser, site) -> None:  # type: ignore[no-untyped-def]
+    store, rows, server = site
+    with store.session() as session:
+        run_id = start_run(session, "fuzz", {"budget_s": 600})
+        harness_id = session.get(Finding, rows.ids["compile"]).harness_id  # type: ignore[union-attr]
+    page = browser.new_page()
+    page.goto(f"{server.base_url}/campaigns")
+    section = f'section[data-run="{run_id}"]'
+    assert page.inner_text(f"{section} [data-field=state]") == "running"
+    assert page.inner_text(f"{section} [data-field=executions]") == "0"
+    page.evaluate("window.__same_page = true")
+
+    with store.session() as session:  # the campaign makes progress while the page is open
+        save_counters(session, run_id, {"executions": 4321, "tasks": 7})
+        session.get(Finding, add_finding(session, harness_id)).run_id = run_id  # type: ignore[union-attr]
+    # expect() polls from the driver: a string predicate would be eval'd, which the page's CSP forbids
+    playwright_api.expect(page.locator(f"{section} [data-field=executions]")).to_have_text("4321", timeout=10_000)
+    assert page.inner_text(f"{section} [data-field=tasks_done]") == "7"
+    assert page.inner_text(f"{section} [data-field=verdicts]") == "confirmed 1"
+
+    with store.session() as session:
+        finish_run(session, run_id, "budget", {"executions": 5000, "tasks": 9})
+    playwright_api.expect(page.locator(f"{section} [data-field=state]")).to_have_text("budget", timeout=10_000)
+    assert page.inner_text(f"{section} [data-field=executions]") == "5000"
+    assert page.evaluate("window.__same_page") is True  # numbers changed in place, no reload
+    page.close()
+
+
+def test_export_of_the_selection_downloads_the_report_zip(browser, site, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    _, rows, server = site
+    page = browser.new_page(accept_downloads=True)
+    page.goto(f"{server.base_url}/queue?api=torch.relu&verdict=confirmed")
+    page.keyboard.press("j")
+    page.keyboard.press("x")  # select the current row by keyboard
+    page.check(f'input[name=id][value="{rows.ids["compile"]}"]')
+    page.select_option("select[name=format]", "json")
+    with page.expect_download() as download_info:
+        page.click("#export-selection")
+    download = download_info.value
+    assert download.suggested_filename == "transfuzz-export.zip"
+    saved = tmp_path / "export.zip"
+    download.save_as(saved)
+    archive = zipfile.ZipFile(io.BytesIO(saved.read_bytes()))
+    (report_name,) = [n for n in archive.namelist() if n.endswith(".json") and not n.endswith("index.json")]
+    report = json.loads(archive.read(report_name))
+    assert report["api"] == "torch.relu"
+    assert [f["id"] for f in report["findings"]] == [rows.ids["compile"], rows.ids["compile_dup"]]
     page.close()
