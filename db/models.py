@@ -175,7 +175,7 @@ class Finding(Base):
     __table_args__ = (
         Index("ix_findings_verdict", "verdict"),
         Index("ix_findings_signature", "signature"),
-        Index("ix_findings_review_status", "review_status"),
+        Index("ix_findings_review_status_verdict", "review_status", "verdict"),  # the queue's per-status counts
         # Note [One verdict per claim] (db/queries/campaign.py): a claim of a harness yields at most one row per
         # variant, however often a result is retried or re-sent.
         UniqueConstraint("harness_id", "attempt", "variant", name="uq_findings_harness_id"),
