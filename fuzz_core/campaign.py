@@ -44,9 +44,10 @@ EXIT_NOT_APPLICABLE = "not_applicable"
 EXIT_NO_CORPUS = "no_mutable_input"
 
 DEFAULT_MAX_EXECUTIONS = 200
-# Past its time budget a harness may run on for at most this long while it has executed fewer inputs than
-# its minimum: right after a compilation the next inputs reuse compiled code and cost milliseconds, so a
-# compile-heavy harness still reaches a verdict that is not `inconclusive`.
+# Past its time budget (or past the end of a compilation that ran beyond it) a harness may run on for at most
+# this long while it has executed fewer inputs than its minimum: right after a compilation the next inputs
+# reuse compiled code and cost milliseconds, so a compile-heavy harness still reaches a verdict that is not
+# `inconclusive`.
 MIN_INPUTS_OVERRUN_S = 1.0
 # Compiled modes: a new shape (a recompilation) is admitted only while compiling has taken less than this
 # share of the time spent so far; the rest of the time runs value mutations through compiled code.
@@ -154,6 +155,7 @@ class Campaign:
         self.compiled_shapes: set[str] = set()  # shape keys the compiled test mode has already compiled
         self._composites: dict[str, tuple[Any, int]] = {}
         self._started = time.monotonic()
+        self._last_compile_end = 0.0  # when the latest compilation finished (the min-inputs overrun counts from it)
 
     # -- setup ---------------------------------------------------------------------------------
     def prepare(self) -> None:
@@ -234,6 +236,7 @@ class Campaign:
         if int(getattr(mode, "compiles", 0)) > compiles_before:
             self.tally.compile_s += spent
             self.tally.compiles += 1
+            self._last_compile_end = time.monotonic()
         else:
             self.tally.execute_s += spent
         return self.gauge_free(run)
@@ -376,7 +379,8 @@ class Campaign:
                 self.exit_reason = EXIT_MAX_EXECUTIONS
                 return
             now = time.monotonic()
-            if now >= deadline and not (self.tally.executions < min_inputs and now < deadline + MIN_INPUTS_OVERRUN_S):
+            overrun_until = max(deadline, self._last_compile_end) + MIN_INPUTS_OVERRUN_S
+            if now >= deadline and not (self.tally.executions < min_inputs and now < overrun_until):
                 self.exit_reason = EXIT_TIME
                 return
             # A mode that applies to none of the seeds will not apply to their mutants either.

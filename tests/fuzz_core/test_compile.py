@@ -74,3 +74,13 @@ def test_a_compiled_callable_is_reused_for_value_mutations(tmp_path) -> None:
     assert 1 <= ev["compiles"] < result.executions / 20
     assert ev["compile_s"] > 0 and ev["execute_s"] > 0
     assert ev["compile_s"] + ev["execute_s"] <= result.elapsed_s
+
+
+@pytest.mark.compile
+def test_a_compilation_longer_than_the_budget_still_reaches_the_minimum_inputs(tmp_path) -> None:
+    from fuzz_core import run_harness
+
+    spec = HarnessSpec(api="torch.tanh", test_mode="compile:inductor", seed=2)
+    result = run_harness(spec, budget_s=0.05, workdir=tmp_path, min_inputs=50)
+    assert result.evidence["compile_s"] > 0.05  # the first compilation alone outlasts the budget
+    assert result.verdict == "passed" and result.executions >= 50, result.reason
