@@ -67,10 +67,11 @@ def _tensor_complexity(t: torch.Tensor) -> int:
     return sum(_value_complexity(float(v)) for v in t.detach().reshape(-1).double().tolist())
 
 
-def size_key(sample: Sample) -> tuple[int, int, int, int, int]:
-    """The order shrinking descends: elements, dimensions, non-contiguous tensors, value complexity, kwargs."""
+def size_key(sample: Sample) -> tuple[int, int, int, int, int, int]:
+    """The order shrinking descends: elements, dimensions, extents (so an empty (5, 5, 0) tensor still
+    shrinks to (0,)), non-contiguous tensors, value complexity, kwargs."""
     leaves = tensor_leaves(sample.tree())
-    return (sum(t.numel() for t in leaves), sum(t.dim() for t in leaves),
+    return (sum(t.numel() for t in leaves), sum(t.dim() for t in leaves), sum(sum(t.shape) for t in leaves),
             sum(0 if t.is_contiguous() else 1 for t in leaves), sum(_tensor_complexity(t) for t in leaves),
             len(sample.kwargs))
 

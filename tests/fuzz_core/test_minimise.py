@@ -24,6 +24,13 @@ def test_shrinks_to_one_simple_element_that_still_fails() -> None:
     assert stats.dims_after < stats.dims_before
 
 
+def test_empty_tensor_shrinks_to_one_empty_dimension() -> None:
+    # No element to drop, yet (5, 5, 0) is not the simplest empty input: its extents and dimensions go.
+    smallest, stats = minimise(Sample((torch.empty(5, 5, 0),)), lambda s: s.args[0].numel() == 0, budget_s=30)
+    assert tuple(smallest.args[0].shape) == (0,)
+    assert (stats.dims_before, stats.dims_after) == (3, 1) and stats.elements_after == 0
+
+
 def test_never_accepts_a_candidate_the_predicate_rejects() -> None:
     x = torch.arange(6.0).reshape(2, 3) + 0.5
     start = Sample((x,), {"dim": 1})
