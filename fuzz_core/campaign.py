@@ -229,7 +229,7 @@ class Campaign:
         assert self.target is not None
         compiles_before = int(getattr(mode, "compiles", 0))
         start = time.monotonic()
-        scope = self._op_scope() if mode is self.reference or not self.compiles else contextlib.nullcontext()
+        scope = self._op_scope() if mode is self.reference or mode.dispatch_observable else contextlib.nullcontext()
         with scope:
             run = execute(mode, self.target, sample, reseed=self.reseed)
         spent = time.monotonic() - start

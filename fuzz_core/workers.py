@@ -110,11 +110,21 @@ class _Worker:
                 pass
         self.proc = None
 
-    def _read(self, timeout_s: float) -> dict[str, Any]:
+    def _read(self, timeout_s: float, minimise_grace: tuple[Any, float] | None = None) -> dict[str, Any]:
+        """The next answer; `minimise_grace` = (task id, seconds): once that task's progress says it is
+        minimising a confirmed finding, the deadline moves by those seconds (once), so shrinking has its
+        time while a harness that hangs is still declared hung after the plain task timeout."""
         assert self.proc is not None and self.proc.stdout is not None
         deadline = time.monotonic() + timeout_s
         while True:
             remaining = deadline - time.monotonic()
+            if remaining <= 0 and minimise_grace is not None:
+                progress = self.last_progress()
+                if progress.get("task") == minimise_grace[0] and progress.get("phase") == "minimise":
+                    deadline += minimise_grace[1]
+                    timeout_s += minimise_grace[1]
+                    minimise_grace = None
+                    continue
             if remaining <= 0:
                 self.kill()
                 raise WorkerDied("hang", f"no answer within {timeout_s:.0f} s")
@@ -132,7 +142,8 @@ class _Worker:
                 self.proc = None
                 raise WorkerDied("crash", self.ended(rc))
 
-    def call(self, message: dict[str, Any], timeout_s: float) -> dict[str, Any]:
+    def call(self, message: dict[str, Any], timeout_s: float,
+             minimise_grace: tuple[Any, float] | None = None) -> dict[str, Any]:
         if not self.alive():
             self.start()
         assert self.proc is not None and self.proc.stdin is not None
@@ -143,7 +154,7 @@ class _Worker:
             rc = self.proc.wait()
             self.proc = None
             raise WorkerDied("crash", self.ended(rc)) from None
-        return self._read(timeout_s)
+        return self._read(timeout_s, minimise_grace)
 
     def last_progress(self) -> dict[str, Any]:
         try:
@@ -270,7 +281,8 @@ class WorkerPool:
         minimising = (self.minimise_s + 2 * SHORT_REPRO_TIMEOUT_S) if self.minimise_s else 0.0
         start = time.monotonic()
         try:
-            answer = worker.call(message, self.task_timeout_s + (budget or 0.0) + minimising)
+            answer = worker.call(message, self.task_timeout_s + (budget or 0.0),
+                                 minimise_grace=(task_id, minimising) if minimising else None)
         except WorkerDied as died:
             return self._died(worker, spec, task_id, died, time.monotonic() - start, workdir)
         self._recycle_if_worn(worker, answer)

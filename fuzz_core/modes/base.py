@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, ClassVar
 
 import torch
 
@@ -26,6 +26,9 @@ class Mode:
     compute_dtype: torch.dtype | None = None
     compares_dtype: bool = True  # a dtype difference in the output is a finding
     compares_strides: bool = False
+    # False where the mode builds a graph (tracing, scripting, compiling): a TorchDispatchMode around
+    # it would be traced into the graph or break it, so op-level coverage is not recorded there.
+    dispatch_observable: ClassVar[bool] = True
 
     def check(self, target: Target, sample: Sample) -> None:
         """Raise NotApplicable when the mode cannot apply to this target (before any execution)."""

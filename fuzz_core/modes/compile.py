@@ -50,6 +50,8 @@ def _fresh_wrapper(fn: Any, rebuild: Any) -> Any:
 
 
 class CompileMode(Mode):
+    dispatch_observable = False
+
     # Compilations (first calls and recompilations) this mode has triggered: the campaign books the
     # time of a call that compiled as compile time, apart from execution time.
     compiles = 0

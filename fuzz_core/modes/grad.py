@@ -35,6 +35,7 @@ GRADCHECK_EPS = 1e-6  # torch.autograd.gradcheck's default eps
 GRADCHECK_ATOL, GRADCHECK_RTOL = 1e-5, 1e-3  # gradcheck's defaults: one-sided differences must agree this well
 MAX_NUMERIC_ELEMENTS = 1024  # central differences cost 2 forward calls per input element
 COTANGENT_SEED = 20240601
+NUMERIC_ROUNDING_ULPS = 8  # rounding error of the float64 objective, in ulps of its magnitude
 
 
 class NonDifferentiable(RuntimeError):
@@ -77,6 +78,14 @@ def _objective(out: Any) -> torch.Tensor:
     return total
 
 
+def _objective_scale(out: Any) -> float:
+    """sum |v * f(x)|: the magnitude the float64 objective's rounding error is relative to."""
+    total = 0.0
+    for leaf, v in _cotangents(out):
+        total += float((leaf.double() * v.double()).abs().sum())
+    return total
+
+
 def reverse_gradients(forward: Callable[[tuple, dict], Any], sample: Sample) -> tuple[torch.Tensor, ...]:
     """Gradients of <v, forward(sample)> w.r.t. the sample's floating inputs (zeros where unused)."""
     tree, leaves = _with_leaves(sample)
@@ -113,6 +122,15 @@ def numeric_gradients(target: Target, sample: Sample, *, strict: bool) -> tuple[
     if not math.isfinite(centre):
         # One NaN/Inf output makes every difference NaN: the input is outside the domain of the check.
         raise NonDifferentiable("the float64 function value is not finite here: no numeric derivative")
+    with torch.no_grad():
+        scale = _objective_scale(fn(*args, **kwargs))
+    noise = NUMERIC_ROUNDING_ULPS * scale * 2.0 ** -52 / (2 * GRADCHECK_EPS)
+    if not math.isfinite(noise) or noise > GRADCHECK_ATOL:
+        # Note [Numeric gradient resolution]: a step of eps moves the objective by eps * grad, which
+        # float64 cannot resolve beside terms of this size (a huge element elsewhere in the input);
+        # the differences would be rounding noise, so they judge nothing.
+        raise NonDifferentiable(f"float64 central differences cannot resolve a step of {GRADCHECK_EPS:g} beside "
+                                f"output terms of total magnitude {scale:.3g} (noise ~{noise:.3g})")
     grads = []
     for x in leaves:
         grad = torch.zeros_like(x, dtype=torch.float64)
@@ -230,4 +248,5 @@ def make_grad(name: str, options: dict) -> Mode:
 
     mode = GradMode(name=name, options=options)
     mode.inner = make_compile(inner_name, options)
+    mode.dispatch_observable = mode.inner.dispatch_observable
     return mode

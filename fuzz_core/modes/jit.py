@@ -37,6 +37,8 @@ def _split(args, kwargs):
 
 
 class JitTraceMode(Mode):
+    dispatch_observable = False
+
     def run(self, target: Target, sample: Sample) -> Any:
         fn = bound_callable(target, sample)
         tensors, rebuild = split_tensors(sample.tree())
@@ -141,6 +143,8 @@ def script_source(target: Target, sample: Sample) -> tuple[str, int]:
 
 
 class JitScriptMode(Mode):
+    dispatch_observable = False
+
     def check(self, target: Target, sample: Sample) -> None:
         if target.code and "def target" not in target.code:
             raise NotApplicable("jit.script needs a `target` function in the harness code")

@@ -87,3 +87,28 @@ def test_compiled_backward_of_prod_agrees_with_eager(tmp_path) -> None:
                        test_mode="grad:compile:inductor", kind="Gradient_Mismatch")
     result = run_harness(spec, max_executions=6, workdir=tmp_path)
     assert result.verdict == "passed", result.reason
+
+
+def test_numeric_gradient_refuses_a_step_float64_cannot_resolve() -> None:
+    # One element near 3.7e19 makes l1_loss's mean ~1e19: a 1e-6 step on any element is rounding noise.
+    target = build_target("torch.nn.functional.l1_loss")
+    x = torch.tensor([0.5, -1.0, 3.7e19], dtype=torch.float64)
+    sample = Sample(args=(x, torch.zeros(3, dtype=torch.float64)))
+    for strict in (True, False):
+        with pytest.raises(NonDifferentiable, match="cannot resolve"):
+            numeric_gradients(target, sample, strict=strict)
+    ordinary = Sample(args=(torch.tensor([0.5, -1.0, 2.0], dtype=torch.float64), torch.zeros(3, dtype=torch.float64)))
+    numeric = numeric_gradients(target, ordinary, strict=True)
+    analytic = get_mode("grad").run(target, ordinary)
+    torch.testing.assert_close(numeric, analytic, rtol=1e-3, atol=1e-5)
+
+
+def test_graph_building_modes_run_without_op_coverage_dispatch(tmp_path) -> None:
+    # A TorchDispatchMode around jit.trace breaks the trace (`_local_scalar_dense` on an int): the
+    # campaign records op coverage only where the mode runs op by op.
+    assert get_mode("eager").dispatch_observable and get_mode("dtype:float16").dispatch_observable
+    assert not get_mode("jit.trace").dispatch_observable and not get_mode("compile:inductor").dispatch_observable
+    assert not get_mode("grad:compile:inductor").dispatch_observable
+    spec = HarnessSpec(api="torch.add", test_mode="jit.trace")
+    result = run_harness(spec, max_executions=20, workdir=tmp_path, instrument="op")
+    assert result.verdict == "passed", result.reason
