@@ -29,6 +29,7 @@ from fuzz_core.oracles import (
 )
 from fuzz_core.oracles.compare import Mismatch
 from fuzz_core.oracles.tolerance import rounding_allowance_ulps
+from fuzz_core.oracles.value_classes import describe_nonfinite, nonfinite_disagreements
 from fuzz_core.tensors import output_leaves, tensor_leaves
 
 if TYPE_CHECKING:
@@ -155,7 +156,8 @@ def check_fp64(h: Campaign, case: ValueCase) -> Outcome:
     if not all(isinstance(x, torch.Tensor) for x in (case.ref_leaf, case.test_leaf, case.fp64_leaf)):
         return case.finding(V.SUSPICIOUS, "beyond tolerance on a non-tensor output; fp64 rule not applicable")
     judgement = judge_leaf(case.ref_leaf, case.test_leaf, case.fp64_leaf, low_dtype=h.test.compute_dtype,
-                           rtol=case.mismatch.rtol, atol=case.mismatch.atol)
+                           rtol=case.mismatch.rtol, atol=case.mismatch.atol, ref_name=h.reference.name,
+                           test_name=h.test.name)
     case.details.update(ref_error_vs_fp64=judgement.ref_error, test_error_vs_fp64=judgement.test_error,
                         fp64_detail=judgement.detail)
     if judgement.test_worse is False:
@@ -289,13 +291,33 @@ VALUE_CHECKS: list[Callable[[Campaign, ValueCase], Outcome]] = [
 ]
 
 
+def difference_words(case: ValueCase, ref_name: str, test_name: str) -> str:
+    """The size of the difference, or, when it is not finite, why not and which values (Note [Truthful reasons])."""
+    m = case.mismatch
+    if math.isfinite(m.max_abs_diff):
+        return f"max abs diff {m.max_abs_diff:.3g}"
+    ref, test = case.ref_leaf, case.test_leaf
+    if not (isinstance(ref, torch.Tensor) and isinstance(test, torch.Tensor)) or ref.shape != test.shape:
+        return "max abs diff not finite"
+    where = nonfinite_disagreements(ref, test)
+    nan_involved = bool((ref.isnan() ^ test.isnan())[where].any()) if ref.is_floating_point() else False
+    head = "max abs diff undefined (a NaN against a non-NaN value)" if nan_involved else "max abs diff inf"
+    case.details["max_abs_diff_cause"] = (describe_nonfinite(ref, test, case.fp64_leaf, ref_name=ref_name,
+                                                             test_name=test_name) or head)
+    if "NaN/Inf mismatch" in str(case.details.get("fp64_detail", "")):
+        return head  # the float64 clause names the values
+    return f"{head}: {case.details['max_abs_diff_cause']}"
+
+
 def confirmed_value(h: Campaign, case: ValueCase) -> Finding:
+    """The reason quotes the fp64 judgement's own words: RMSEs only where it judged finite values, the values
+    themselves where NaN/Inf decided it."""
     assert h.reference is not None and h.test is not None
     m = case.mismatch
+    difference = difference_words(case, h.reference.name, h.test.name)
+    fp64 = case.details.get("fp64_detail") or "fp64 rule fails"
     return case.finding(V.CONFIRMED, f"{h.test.name} differs from {h.reference.name} beyond tolerance "
-                                     f"({m.detail}, max abs diff {m.max_abs_diff:.3g}) and is further from float64 "
-                                     f"(rmse {case.details.get('test_error_vs_fp64', math.nan):.3g} vs "
-                                     f"{case.details.get('ref_error_vs_fp64', math.nan):.3g})")
+                                     f"({m.detail}, {difference}) and is further from float64 ({fp64})")
 
 
 def confirm_value(h: Campaign, entry: CorpusEntry, ref: Execution, test: Execution, mismatch: Mismatch) -> Finding | str:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import torch
 
 from fuzz_core.oracles.tolerance import same_tol
+from fuzz_core.oracles.value_classes import describe_nonfinite
 
 
 @dataclass
@@ -40,7 +41,10 @@ def _class_equal(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
 
 
 def judge_leaf(ref: torch.Tensor, test: torch.Tensor, fp64: torch.Tensor, *, low_dtype: torch.dtype | None,
-               rtol: float, atol: float) -> Judgement:
+               rtol: float, atol: float, ref_name: str = "the reference", test_name: str = "the test mode"
+               ) -> Judgement:
+    """Is the test mode further from float64? The detail names values where NaN/Inf decide it, and quotes
+    RMSEs only over positions where all three results are finite (Note [Truthful reasons])."""
     if ref.shape != fp64.shape:
         return Judgement(None, detail="fp64 output has another shape")
     if not (ref.is_floating_point() and test.is_floating_point()):
@@ -66,7 +70,11 @@ def judge_leaf(ref: torch.Tensor, test: torch.Tensor, fp64: torch.Tensor, *, low
         ref_ok, test_ok = near(r)[nonfinite_bad], near(t)[nonfinite_bad]
         if bool((ref_ok & ~test_ok).any()):
             worse_nonfinite = True
-            notes.append(f"{int((ref_ok & ~test_ok).sum())} NaN/Inf mismatches where fp64 sides with the reference")
+            sided = nonfinite_bad.clone()
+            sided[nonfinite_bad] = ref_ok & ~test_ok
+            count = int(sided.sum())
+            notes.append(f"{count} NaN/Inf mismatch{'es' if count != 1 else ''} where fp64 sides with the reference: "
+                         + describe_nonfinite(ref, test, fp64, ref_name=ref_name, test_name=test_name, where=sided))
         elif not bool(ref_ok.all()):
             notes.append("the reference's NaN/Inf differs from fp64 too")
     finite_bad = mismatch & finite
