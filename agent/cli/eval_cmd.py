@@ -57,7 +57,10 @@ def extraction(
     scores = score(results)
     extractor = "offline" if backend.name == "offline" else f"openai:{backend.model}"
     if cli.json:
-        cli.emit({"labels": str(labels), "split": split.value, "extractor": extractor, **scores.to_dict()})
+        from agent.cli.stage_docs import EvalExtractionOutput
+
+        cli.emit(EvalExtractionOutput.model_validate({"labels": str(labels), "split": split.value,
+                                                      "extractor": extractor, **scores.to_dict()}))
         return
     title = f"{extractor} on {labels.name} [{split.value}]: {scores.reports} reports, {scores.errors} extractor errors"
     Console(highlight=False).print(scores_renderable(scores, title, misses=show_misses))
@@ -120,6 +123,8 @@ def transfer(
                                inventory_source=inventory_source)
     result.notes.extend(notes)
     if cli.json:
-        cli.emit({"groups_file": str(groups), **result.to_dict()})
+        from agent.cli.stage_docs import EvalTransferOutput
+
+        cli.emit(EvalTransferOutput.model_validate({"groups_file": str(groups), **result.to_dict()}))
         return
     Console(highlight=False).print(transfer_renderable(result))

@@ -60,7 +60,9 @@ def export(
     except ExportError as exc:
         fail(str(exc), code=EXIT_USAGE)
     if cli.json:
-        cli.emit({"out": str(out), **index.model_dump(mode="json")})
+        from agent.cli.stage_docs import ExportOutput
+
+        cli.emit(ExportOutput.model_validate({"out": str(out), **index.model_dump()}))
     else:
         cli.err.print(
             f"{index.report_count} report(s) for {index.finding_count} finding(s) in {markup_safe(out)}/"

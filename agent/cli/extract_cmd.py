@@ -55,9 +55,10 @@ def extract(
             summary = run_extraction(store, settings, limit=limit, only_changed=only_changed, progress=on_progress)
         except LlmConfigError as exc:
             fail(str(exc), code=EXIT_USAGE)
-    data = summary.to_dict()
     if cli.json:
-        cli.emit(data)
+        from agent.cli.stage_docs import ExtractOutput
+
+        cli.emit(ExtractOutput.model_validate(summary.model_dump()))
     else:
         _print(summary)
     if summary.stopped:

@@ -88,7 +88,9 @@ def fuzz(
         result = fuzz_stage(store, config, err=None if cli.json else cli.err)
     gate_failed = ci_results(store, result.get("run_id"), fail_on=fail_on, junit=junit, sarif=sarif, err=cli.err)
     if cli.json:
-        cli.emit(result)
+        from agent.cli.stage_docs import FuzzOutput
+
+        cli.emit(FuzzOutput.model_validate(result))
     else:
         verdicts = ", ".join(f"{k}: {v}" for k, v in sorted(result["verdicts"].items())) or "none"
         typer.echo(f"run {result['run_id']}: {result['exit_reason']}; {result['harnesses']} harnesses, "

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from pydantic import BaseModel
+from agent.cli.json_out import Measure, Versioned
 
 from agent.cli.budget import parse_budget
 from agent.cli.context import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, fail, get_ctx
@@ -18,7 +18,7 @@ LOW_DTYPES = ("float16", "bfloat16")
 FINDING_VERDICTS = ("confirmed", "crash", "hang", "error")
 
 
-class FuzzApiOutput(BaseModel):
+class FuzzApiOutput(Versioned):
     """The one JSON object `--json` prints."""
 
     api: str
@@ -27,8 +27,8 @@ class FuzzApiOutput(BaseModel):
     dtype: str
     verdict: str
     executions: int
-    max_abs_diff: float | str | None
-    max_rel_diff: float | str | None
+    max_abs_diff: Measure
+    max_rel_diff: Measure
     reason: str
     repro: str | None
     inputs_path: str | None

@@ -99,7 +99,9 @@ class _Reporter:
 
 def _report(cli: CliContext, summary) -> None:  # type: ignore[no-untyped-def]
     if cli.json:
-        cli.emit(summary.model_dump(mode="json") | {"issues": summary.issues})
+        from agent.cli.stage_docs import IngestOutput
+
+        cli.emit(IngestOutput.model_validate(summary.model_dump()))
         return
     typer.echo(summary.text())
 

@@ -37,7 +37,9 @@ def transfer(
     except (ValueError, LlmConfigError) as exc:
         fail(str(exc), code=EXIT_USAGE)
     if cli.json:
-        cli.emit(result)
+        from agent.cli.stage_docs import TransferOutput
+
+        cli.emit(TransferOutput.model_validate(result))
     else:
         typer.echo(
             f"inventory: {result['inventory_apis']} APIs; patterns: {result['patterns']}; "

@@ -1,0 +1,87 @@
+"""The versioned `--json` documents of the pipeline commands: ingest, extract, transfer, fuzz, export, eval.
+
+Each model names the top-level keys a consumer may rely on and keeps every other key the stage reports
+(extra="allow"), so adding a key to a stage never breaks a consumer or this schema; numbers that can be
+non-finite follow Note [Non-finite numbers in --json].
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import ConfigDict, computed_field
+
+from agent.cli.json_out import Measure, Versioned
+from agent.export.writer import ExportIndex
+from agent.extract.stage import ExtractionSummary
+from agent.ingest.summary import IngestSummary
+
+
+class _Open(Versioned):
+    model_config = ConfigDict(extra="allow")
+
+
+class IngestOutput(IngestSummary, Versioned):
+    """`ingest github|file --json`: the ingest counts and `issues` (new + updated + unchanged)."""
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def issues(self) -> int:
+        return self.new + self.updated + self.unchanged
+
+
+class ExtractOutput(ExtractionSummary, Versioned):
+    """`extract --json`: the extraction counts and the token total."""
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+
+class TransferOutput(_Open):
+    """`transfer --json`: inventory, patterns, candidates and harnesses written."""
+
+    inventory_apis: int
+    patterns: int
+    candidates: int
+    vetoed: int
+    harnesses: int
+    matcher: str
+    llm_stopped: str | None = None
+    targets: dict[str, Any] = {}
+
+
+class FuzzOutput(_Open):
+    """`fuzz --json`: the campaign's summary."""
+
+    run_id: int
+    exit_reason: str
+    harnesses: int
+    executions: int
+    left_pending: int
+    verdicts: dict[str, int]
+    elapsed_s: Measure = None
+
+
+class ExportOutput(ExportIndex, Versioned):
+    """`export --json`: the folder written and the index.json written into it."""
+
+    model_config = ConfigDict(extra="allow")
+    out: str
+
+
+class EvalExtractionOutput(_Open):
+    """`eval extraction --json`: the labelled set, the extractor and its scores."""
+
+    labels: str
+    split: str
+    extractor: str
+    reports: int
+    errors: int
+
+
+class EvalTransferOutput(_Open):
+    """`eval transfer --json`: the groups file and each group's ranks, hit@k and MRR."""
+
+    groups_file: str
