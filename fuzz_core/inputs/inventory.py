@@ -1,7 +1,8 @@
 """Seed inputs for any inventory API that is not an OpInfo name: the builders in order, first that runs wins.
 
-Order: the OpInfo entry the target is a variant or alias of (the best inputs there are); the
-Python signature or docstring (fuzz_core.inputs.signature); the ATen schemas, which also try other
+Order: the per-op argument rules (fuzz_core.inputs.arg_rules), written for APIs whose arguments have
+meaning a type cannot say; the OpInfo entry the target is a variant or alias of (the best inputs
+there are); the Python signature or docstring (fuzz_core.inputs.signature); the ATen schemas, which also try other
 dtypes and sparse layouts; and for nn.Module classes, constructors and forwards with several inputs.
 Every kept input was accepted by eager once (Note [Inputs that run] in schema.py).
 """
@@ -13,6 +14,7 @@ import torch
 import inspect
 
 from fuzz_core.inputs import NoInputs, Sample
+from fuzz_core.inputs.arg_rules import RULES, rule_samples
 from fuzz_core.inputs.modules import module_samples
 from fuzz_core.inputs.opinfo import opinfo_samples
 from fuzz_core.inputs.opinfo_variants import variant_samples
@@ -74,6 +76,11 @@ def _with_extras(target: Target, dtype: torch.dtype, seed: int, max_samples: int
 def inventory_samples(target: Target, dtype: torch.dtype, seed: int, max_samples: int) -> list[Sample]:
     """Inputs the target accepts, from the first builder that has any; NoInputs lists why each failed."""
     reasons: list[str] = []
+    if target.api in RULES and not target.code:
+        samples = rule_samples(target, dtype, seed, max_samples, accepts)
+        if samples:
+            return samples
+        reasons.append(f"eager rejects every argument rule of {target.api}")
     if not target.is_module_class and not target.code:
         try:
             return variant_samples(target, dtype, max_samples)
