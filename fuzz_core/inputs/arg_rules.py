@@ -156,6 +156,7 @@ RULES: dict[str, tuple[Call, ...]] = {
     "torch.can_cast": (Call((torch.float32, torch.int32)),),
     "torch.promote_types": (Call((torch.float32, torch.int32)),),
     "torch.get_autocast_dtype": (Call(("cpu",)),),
+    "torch.get_device_module": (Call(("cpu",)),),
     "torch.nn.functional.has_torch_function": (Call((Seq((Rand((2,)),)),)),),
     # symbolic-shape helpers, which take plain numbers outside tracing
     "torch.sym_float": (Call((2,)),), "torch.sym_int": (Call((2.5,)),), "torch.sym_max": (Call((1, 2)),),
