@@ -142,6 +142,11 @@ def numeric_gradients(target: Target, sample: Sample, *, strict: bool) -> tuple[
             flat[i] = original - GRADCHECK_EPS
             down = value()
             flat[i] = original
+            if not (math.isfinite(up) and math.isfinite(down)):
+                # A step of eps leaves the function's domain (a target of kl_div at 1e-308 stepped below
+                # zero, log at the edge): the differences say nothing about the analytic gradient here.
+                raise NonDifferentiable(f"a step of {GRADCHECK_EPS:g} at element {i} leaves the function's "
+                                        f"domain (float64 value {up if not math.isfinite(up) else down})")
             forward_diff, backward_diff = (up - centre) / GRADCHECK_EPS, (centre - down) / GRADCHECK_EPS
             if strict and abs(forward_diff - backward_diff) > GRADCHECK_ATOL + GRADCHECK_RTOL * abs(backward_diff):
                 raise NonDifferentiable(f"one-sided differences disagree at element {i} "

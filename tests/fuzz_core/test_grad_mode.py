@@ -112,3 +112,15 @@ def test_graph_building_modes_run_without_op_coverage_dispatch(tmp_path) -> None
     spec = HarnessSpec(api="torch.add", test_mode="jit.trace")
     result = run_harness(spec, max_executions=20, workdir=tmp_path, instrument="op")
     assert result.verdict == "passed", result.reason
+
+
+def test_numeric_gradient_refuses_a_step_that_leaves_the_domain() -> None:
+    # kl_div's target at the smallest normal float64: target - eps is negative, log of it is nan, so the
+    # central difference is nan where the analytic gradient is exact (a false "NaN vs finite" otherwise).
+    target = build_target("torch.nn.functional.kl_div")
+    x = torch.tensor([-3.7, 0.5], dtype=torch.float64)
+    y = torch.tensor([2.2250738585072014e-308, 0.25], dtype=torch.float64)
+    sample = Sample(args=(x, y), kwargs={"reduction": "sum"})
+    for strict in (True, False):
+        with pytest.raises(NonDifferentiable, match="leaves the function's domain"):
+            numeric_gradients(target, sample, strict=strict)
