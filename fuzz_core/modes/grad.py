@@ -137,9 +137,12 @@ def numeric_gradients(target: Target, sample: Sample, *, strict: bool) -> tuple[
         flat, flat_grad = x.data.view(-1), grad.view(-1)
         for i in range(flat.numel()):
             original = float(flat[i])
-            flat[i] = original + GRADCHECK_EPS
+            # Note [Actual steps]: x + eps is rounded; divide by the steps float64 really took, so a large
+            # element (ulp 7e-9 at 5e7) does not bias the difference by ulp/eps.
+            high, low = original + GRADCHECK_EPS, original - GRADCHECK_EPS
+            flat[i] = high
             up = value()
-            flat[i] = original - GRADCHECK_EPS
+            flat[i] = low
             down = value()
             flat[i] = original
             if not (math.isfinite(up) and math.isfinite(down)):
@@ -147,11 +150,11 @@ def numeric_gradients(target: Target, sample: Sample, *, strict: bool) -> tuple[
                 # zero, log at the edge): the differences say nothing about the analytic gradient here.
                 raise NonDifferentiable(f"a step of {GRADCHECK_EPS:g} at element {i} leaves the function's "
                                         f"domain (float64 value {up if not math.isfinite(up) else down})")
-            forward_diff, backward_diff = (up - centre) / GRADCHECK_EPS, (centre - down) / GRADCHECK_EPS
+            forward_diff, backward_diff = (up - centre) / (high - original), (centre - down) / (original - low)
             if strict and abs(forward_diff - backward_diff) > GRADCHECK_ATOL + GRADCHECK_RTOL * abs(backward_diff):
                 raise NonDifferentiable(f"one-sided differences disagree at element {i} "
                                         f"({forward_diff:.6g} vs {backward_diff:.6g}): not differentiable here")
-            flat_grad[i] = (up - down) / (2 * GRADCHECK_EPS)
+            flat_grad[i] = (up - down) / (high - low)
         grads.append(grad)
     return tuple(grads)
 
@@ -225,10 +228,11 @@ def run_mode(fn, args, kwargs):
         flat, grad = x.view(-1), torch.zeros(x.numel(), dtype=torch.float64)
         for i in range(flat.numel()):
             keep = float(flat[i])
-            flat[i] = keep + {GRADCHECK_EPS}; up = objective()
-            flat[i] = keep - {GRADCHECK_EPS}; down = objective()
+            high, low = keep + {GRADCHECK_EPS}, keep - {GRADCHECK_EPS}
+            flat[i] = high; up = objective()
+            flat[i] = low; down = objective()
             flat[i] = keep
-            grad[i] = (up - down) / (2 * {GRADCHECK_EPS})
+            grad[i] = (up - down) / (high - low)
         grads.append(grad.view(x.shape))
     return tuple(grads)
 '''

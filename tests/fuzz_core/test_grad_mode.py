@@ -124,3 +124,14 @@ def test_numeric_gradient_refuses_a_step_that_leaves_the_domain() -> None:
     for strict in (True, False):
         with pytest.raises(NonDifferentiable, match="leaves the function's domain"):
             numeric_gradients(target, sample, strict=strict)
+
+
+def test_numeric_gradient_divides_by_the_step_float64_really_took() -> None:
+    # At 5e7 the float64 ulp is 7.45e-9, so x + 1e-6 is off by up to 0.4 % of the step: dividing by the
+    # nominal 2e-6 gave a gradient 0.0014 off for multilabel_margin_loss (a false confirmation).
+    target = build_target("torch.sub")
+    x = torch.tensor([5.03316e7, -3.0, 5.03316e7 + 1], dtype=torch.float64)
+    y = x - torch.tensor([0.5, 0.25, 1.5], dtype=torch.float64)  # small outputs: only the inputs are large
+    numeric = numeric_gradients(target, Sample(args=(x, y)), strict=True)
+    analytic = get_mode("grad").run(target, Sample(args=(x, y)))
+    torch.testing.assert_close(numeric[0], analytic[0], rtol=1e-7, atol=1e-9)
