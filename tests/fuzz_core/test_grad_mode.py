@@ -9,7 +9,13 @@ from fuzz_core import HarnessSpec, run_harness
 from fuzz_core.inputs import Sample
 from fuzz_core.kinds import KIND_MODE_PAIRS
 from fuzz_core.modes import get_mode
-from fuzz_core.modes.grad import NonDifferentiable, numeric_gradients
+from fuzz_core.modes.grad import (
+    NonDifferentiable,
+    gradient_reference,
+    index_like_positions,
+    numeric_gradients,
+    smoothness,
+)
 from fuzz_core.target import build_target
 
 # A planted wrong backward: d(x*x)/dx is 2x, the Function says 2.01x (a certain positive).
@@ -135,3 +141,93 @@ def test_numeric_gradient_divides_by_the_step_float64_really_took() -> None:
     numeric = numeric_gradients(target, Sample(args=(x, y)), strict=True)
     analytic = get_mode("grad").run(target, Sample(args=(x, y)))
     torch.testing.assert_close(numeric[0], analytic[0], rtol=1e-7, atol=1e-9)
+
+
+# -- Note [Numeric gradients are defined only where they are defined] / Note [Gradient fp64 reference] ----------
+def test_numeric_gradient_refuses_an_infinite_input() -> None:
+    # x + eps is x at ±inf: the difference is 0/0, never evidence against autograd.
+    target = build_target("torch.mul")
+    x = torch.tensor([1.0, float("inf"), -2.0], dtype=torch.float64)
+    with pytest.raises(NonDifferentiable, match="±inf/NaN"):
+        numeric_gradients(target, Sample(args=(x, torch.ones(3, dtype=torch.float64))), strict=True)
+
+
+def test_numeric_gradient_refuses_a_nan_input_that_the_output_masks() -> None:
+    # masked_fill overwrites the NaN, so the output is finite, yet no difference is defined at the NaN element.
+    target = build_target("torch.masked_fill")
+    x = torch.tensor([float("nan"), 0.5, -1.5], dtype=torch.float64)
+    mask = torch.tensor([True, False, False])
+    with pytest.raises(NonDifferentiable):
+        numeric_gradients(target, Sample(args=(x, mask, 2.0)), strict=False)
+
+
+def test_reference_is_float64_autograd_where_differences_are_undefined() -> None:
+    target = build_target("torch.gather")
+    x = torch.tensor([[1.0, float("inf")], [0.5, -2.0]])
+    index = torch.tensor([[0, 0], [1, 0]])
+    reference = gradient_reference(target, Sample(args=(x, 1, index)))
+    assert reference.basis == "float64 autograd"
+    assert "±inf/NaN" in reference.detail
+    (grad,) = reference.grads
+    assert grad.dtype == torch.float64 and bool(torch.isfinite(grad).all())
+
+
+def test_reference_is_float64_autograd_where_both_sides_agree() -> None:
+    target = build_target("torch.sin")
+    reference = gradient_reference(target, Sample(args=(torch.tensor([0.3, -1.2, 2.0]),)))
+    assert reference.basis == "float64 autograd"
+    assert "agree" in reference.detail
+
+
+def test_central_differences_arbitrate_a_wrong_backward_at_a_smooth_point() -> None:
+    target = build_target("planted.wrong_square", WRONG_SQUARE)
+    x = torch.tensor([0.7, -1.3, 2.1])
+    reference = gradient_reference(target, Sample(args=(x,)))
+    assert reference.basis == "float64 central differences"
+    torch.testing.assert_close(reference.grads[0], 2 * x.double() * _cotangent_of(x), rtol=1e-6, atol=1e-6)
+
+
+def test_forward_mode_finds_a_kink_between_neighbours() -> None:
+    # abs at 1e-6 from its kink: the neighbours at ±1e-4 lie on both sides, so no smooth point to judge at.
+    target = build_target("torch.abs")
+    smooth, _, words = smoothness(target, Sample(args=(torch.tensor([1e-6], dtype=torch.float64),)), frozenset())
+    assert smooth is False and "kink" in words
+    smooth, _, _ = smoothness(target, Sample(args=(torch.tensor([0.5], dtype=torch.float64),)), frozenset())
+    assert smooth is True
+
+
+def test_index_and_mask_arguments_are_never_differentiated() -> None:
+    # A floating `index` argument selects positions: it gets no gradient slot in any gradient mode.
+    code = '''
+def target(x, index):
+    return x[index.long()] * 3.0
+
+def make_inputs(seed):
+    return (torch.tensor([1.0, 2.0, 3.0]),), {"index": torch.tensor([2.0, 0.0])}
+'''
+    target = build_target("planted.float_index", code)
+    sample = Sample(args=(torch.tensor([1.0, 2.0, 3.0]),), kwargs={"index": torch.tensor([2.0, 0.0])})
+    assert index_like_positions(target, sample) == frozenset({1})
+    assert len(get_mode("grad").run(target, sample)) == 1
+    assert len(get_mode("grad:numeric").run(target, sample)) == 1
+
+
+def test_gradient_at_an_infinite_input_is_never_confirmed(tmp_path) -> None:
+    # index_select's backward at a row holding -inf: autograd is finite and right, differences are undefined.
+    code = '''
+def make_inputs(seed):
+    g = torch.Generator().manual_seed(seed)
+    x = torch.randn(3, 4, generator=g)
+    x[1, 2] = float("-inf")
+    return (x, 0, torch.tensor([0, 0, 2])), {}
+'''
+    spec = HarnessSpec(api="torch.index_select", input_source="code", code=code, reference_mode="grad:numeric",
+                       test_mode="grad", kind="Gradient_Mismatch")
+    result = run_harness(spec, max_executions=20, workdir=tmp_path, instrument="none")
+    assert result.verdict != "confirmed", result.reason
+
+
+def _cotangent_of(x: torch.Tensor) -> torch.Tensor:
+    from fuzz_core.modes.grad import COTANGENT_SEED
+
+    return torch.randn(x.shape, generator=torch.Generator().manual_seed(COTANGENT_SEED), dtype=torch.float64)
