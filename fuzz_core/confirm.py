@@ -4,6 +4,8 @@ A difference the engine found becomes a Finding only through these checks. Each 
 the candidate on (None), rules it out ("noise": ordinary rounding or fp64 says the test mode is not
 worse), or decides it (a Finding). A check that raises never confirms: `run_checks` turns any
 exception into `suspicious` naming the check and the error (a skipped check must not confirm).
+Every check that runs records its outcome in the finding's details["checks"] (Note [Recorded checks]
+in fuzz_core/evidence.py); a check may return `Skipped(reason)` to say it does not apply here.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from fuzz_core import result as V
+from fuzz_core.evidence import CheckOutcome
 from fuzz_core.execution import Execution, execute_fp64
 from fuzz_core.inputs import Sample
 from fuzz_core.mutators import CorpusEntry
@@ -52,7 +55,32 @@ class Finding:
     details: dict[str, Any] = field(default_factory=dict)
 
 
-Outcome = Finding | str | None  # None: this check passes the candidate on to the next
+@dataclass(frozen=True)
+class Skipped:
+    """A check's answer when it does not apply to this input or mode: recorded as skipped, the next check runs."""
+
+    reason: str
+
+
+# None: this check ran and passes the candidate on to the next; a str rules the difference out ("noise").
+Outcome = Finding | Skipped | str | None
+
+CHECKS_KEY = "checks"  # Finding.details[CHECKS_KEY]: list[CheckOutcome] (Note [Recorded checks])
+
+
+def recorded(details: dict[str, Any]) -> list[CheckOutcome]:
+    """The list of check outcomes kept in a finding's details (created empty on first use)."""
+    return details.setdefault(CHECKS_KEY, [])
+
+
+def _about(check: Callable[..., Any]) -> str:
+    """The first line of a check's docstring: what it asks, said where it held."""
+    return ((check.__doc__ or "").strip().splitlines() or [""])[0]
+
+
+def _new_figures(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
+    """The details a check added or replaced: its figures."""
+    return {k: v for k, v in after.items() if k != CHECKS_KEY and (k not in before or before[k] is not v)}
 
 
 @dataclass
@@ -109,15 +137,35 @@ def test_only_infinity(ref: torch.Tensor, test: torch.Tensor, fp64: torch.Tensor
 
 
 def run_checks(checks: list[Callable[[Campaign, ValueCase], Outcome]], h: Campaign, case: ValueCase) -> Finding | str:
-    """Run the checks in order; the first decision wins; an exception in any check is `suspicious`."""
+    """Run the checks in order; the first decision wins; an exception in any check is `suspicious`.
+    Each check that runs leaves its outcome, with the figures it added to the details, in
+    details["checks"]; checks after the decision are not run and not recorded."""
+    outcomes = recorded(case.details)
     for check in checks:
+        name = check.__name__
+        before = dict(case.details)
         try:
             outcome = check(h, case)
         except Exception as exc:  # noqa: BLE001 - a failed check must never let a finding through
-            case.details["failed_check"] = check.__name__
-            return case.finding(V.SUSPICIOUS, f"confirmation check {check.__name__} could not run "
-                                              f"({type(exc).__name__}: {str(exc)[:200]}); not confirmed")
-        if outcome is not None:
+            case.details["failed_check"] = name
+            error = f"{type(exc).__name__}: {str(exc)[:200]}"
+            outcomes.append(CheckOutcome(name, "error", f"could not run ({error})", _new_figures(before, case.details)))
+            return case.finding(V.SUSPICIOUS, f"confirmation check {name} could not run ({error}); not confirmed")
+        figures = _new_figures(before, case.details)
+        if outcome is None:
+            outcomes.append(CheckOutcome(name, "held", _about(check), figures))
+        elif isinstance(outcome, Skipped):
+            outcomes.append(CheckOutcome(name, "skipped", outcome.reason, figures))
+        elif isinstance(outcome, str):
+            outcomes.append(CheckOutcome(name, "failed", f"the difference is ruled out ({outcome})", figures))
+            return outcome
+        else:
+            if outcome.details is case.details:
+                outcomes.append(CheckOutcome(name, "decided", outcome.reason, {**figures, "verdict": outcome.verdict}))
+            else:  # the check handed the input to a fresh evaluation (e.g. under a reseeded RNG): its checks follow
+                outcomes.append(CheckOutcome(name, "decided", "the input was evaluated again; that evaluation's "
+                                             "checks follow", {**figures, "verdict": outcome.verdict}))
+                outcome.details[CHECKS_KEY] = outcomes + list(outcome.details.get(CHECKS_KEY) or [])
             return outcome
     return confirmed_value(h, case)
 
@@ -322,7 +370,23 @@ def confirmed_value(h: Campaign, case: ValueCase) -> Finding:
 
 def confirm_value(h: Campaign, entry: CorpusEntry, ref: Execution, test: Execution, mismatch: Mismatch) -> Finding | str:
     """All value checks on one input whose outputs differ beyond tolerance."""
-    return run_checks(VALUE_CHECKS, h, ValueCase(entry, ref, test, mismatch))
+    case = ValueCase(entry, ref, test, mismatch)
+    recorded(case.details).extend([reference_accepts(), beyond_tolerance(mismatch)])
+    return run_checks(VALUE_CHECKS, h, case)
+
+
+def reference_accepts() -> CheckOutcome:
+    """The engine's domain check, run before any confirmation: inputs the reference rejects are skipped."""
+    return CheckOutcome("reference_accepts_input", "held", "the reference mode ran on this input (inputs it "
+                                                           "rejects are outside the API's domain and skipped)")
+
+
+def beyond_tolerance(mismatch: Mismatch) -> CheckOutcome:
+    """The comparison that found the difference, with its figures."""
+    return CheckOutcome("beyond_tolerance", "held", mismatch.detail, dict(
+        output=mismatch.path, max_abs_diff=mismatch.max_abs_diff, max_rel_diff=mismatch.max_rel_diff,
+        mismatch_count=mismatch.mismatch_count, first_index=mismatch.first_index, rtol=mismatch.rtol,
+        atol=mismatch.atol))
 
 
 # -- exception, structure and NaN/Inf outcomes -------------------------------------------------------
@@ -331,13 +395,21 @@ def confirm_exception(h: Campaign, entry: CorpusEntry, test: Execution) -> Findi
     assert h.test is not None
     again = h.run_mode(h.test, entry.sample)
     key = f"exception:{type(test.error).__name__}"
-    details = {"test_exception": test.error_text}
+    details: dict[str, Any] = {"test_exception": test.error_text}
+    outcomes = recorded(details)
+    outcomes.append(reference_accepts())
+    rerun = {"rerun_status": again.status}
     if again.status != "exc":
+        outcomes.append(CheckOutcome("reproducible", "failed", "the test mode did not raise on a re-run", rerun))
         return Finding(V.FLAKY, key, f"test mode raised once ({test.error_text}) but not on re-run", entry,
                        details=details)
+    outcomes.append(CheckOutcome("reproducible", "held", f"the test mode raised again: {again.error_text}", rerun))
     if h.spec.oracle == "exception":
+        outcomes.append(CheckOutcome("oracle_is_exception", "held", "the harness's oracle is exception consistency"))
         return Finding(V.CONFIRMED, key, f"{h.test.name} raises where {h.spec.reference_mode} returns: "
                                          f"{test.error_text}", entry, details=details)
+    outcomes.append(CheckOutcome("oracle_is_exception", "failed", f"the harness's oracle is {h.spec.oracle}: an "
+                                                                  "exception alone is not its failure"))
     return Finding(V.SUSPICIOUS, key, f"{h.test.name} raises where the reference returns: {test.error_text}",
                    entry, details=details)
 
@@ -348,12 +420,20 @@ def confirm_structural(h: Campaign, entry: CorpusEntry, mismatch: Mismatch) -> F
     again = h.run_mode(h.test, entry.sample)
     ref = h.run_mode(h.reference, entry.sample)
     key = f"{mismatch.kind}:{mismatch.path}"
+    details: dict[str, Any] = {}
+    outcomes = recorded(details)
+    outcomes += [reference_accepts(), CheckOutcome(f"{mismatch.kind}_differs", "held", mismatch.detail,
+                                                   {"output": mismatch.path})]
+    rerun = {"reference_rerun": ref.status, "test_rerun": again.status}
     if again.status == "ok" and ref.status == "ok":
         repeat = h.compare(ref.output, again.output, entry.sample)
         if any(m.kind == mismatch.kind and m.path == mismatch.path for m in repeat.mismatches):
+            outcomes.append(CheckOutcome("reproducible", "held", "the same mismatch on a re-run of both modes", rerun))
             return Finding(V.CONFIRMED, key, f"{mismatch.kind} mismatch at {mismatch.path}: {mismatch.detail}",
-                           entry, mismatch)
-    return Finding(V.FLAKY, key, f"{mismatch.kind} mismatch did not reproduce on re-run", entry, mismatch)
+                           entry, mismatch, details)
+    outcomes.append(CheckOutcome("reproducible", "failed", "a re-run of both modes did not give the same mismatch",
+                                 rerun))
+    return Finding(V.FLAKY, key, f"{mismatch.kind} mismatch did not reproduce on re-run", entry, mismatch, details)
 
 
 def check_nan_inf(h: Campaign, entry: CorpusEntry, test: Execution) -> Finding | str:
@@ -369,6 +449,11 @@ def check_nan_inf(h: Campaign, entry: CorpusEntry, test: Execution) -> Finding |
     key = f"nan_inf:{path}"
     mismatch = Mismatch("nan_inf", path, f"{count} NaN/Inf where float64 is finite", math.inf, math.inf, count, first)
     details: dict[str, Any] = {}
+    outcomes = recorded(details)
+    outcomes += [reference_accepts(),
+                 CheckOutcome("inputs_finite", "held", "every floating input is finite"),
+                 CheckOutcome("float64_finite", "held", mismatch.detail,
+                              {"output": path, "nonfinite_count": count, "first_index": first})]
     differential = h.reference.name != h.test.name
     ref = None
     if differential:
@@ -378,12 +463,18 @@ def check_nan_inf(h: Campaign, entry: CorpusEntry, test: Execution) -> Finding |
         ref_hit = unexpected_nonfinite(ref.output, fp64.output) if ref.status == "ok" else None
         if ref_hit is not None and ref_hit[0] == path:
             return "pass"
+        outcomes.append(CheckOutcome("reference_mode_finite", "held", f"{h.reference.name} gives no unexpected "
+                                     f"NaN/Inf in {path}", {"reference_run": ref.status}))
+    else:
+        outcomes.append(CheckOutcome("reference_mode_finite", "skipped", "not a differential pattern (one mode)"))
     if near_overflow(entry.sample):
         # Huge inputs: only an infinity the test mode alone produces (the reference mode is finite there)
         # is a bug, and only when a rounding-level perturbation does not make the reference overflow too.
         if ref is None or ref.status != "ok":
+            outcomes.append(CheckOutcome("extreme_magnitude", "decided", "inputs beyond sqrt of the dtype's max and "
+                                         "no reference run to compare with", {"verdict": V.SUSPICIOUS}))
             return Finding(V.SUSPICIOUS, key, "NaN/Inf on inputs of extreme magnitude (beyond sqrt of the dtype's "
-                                              "max): float32 overflow of intermediates", entry, mismatch)
+                                              "max): float32 overflow of intermediates", entry, mismatch, details)
         try:
             leaf = dict(output_leaves(test.output))[path]
             ref_leaf = dict(output_leaves(ref.output))[path]
@@ -393,16 +484,28 @@ def check_nan_inf(h: Campaign, entry: CorpusEntry, test: Execution) -> Finding |
                 lambda tree: h.reference.run(h.target, entry.sample.with_tree(tree)),  # type: ignore[union-attr]
                 entry.sample.tree(), ref.output, path, only_test, h.spec.seed)
         except Exception as exc:  # noqa: BLE001 - a failed check never confirms
+            error = f"{type(exc).__name__}: {str(exc)[:200]}"
+            details["failed_check"] = "perturbation_overflows"
+            outcomes.append(CheckOutcome("perturbation_overflows", "error", f"could not run ({error})"))
             return Finding(V.SUSPICIOUS, key, f"confirmation check perturbation_overflows could not run "
-                                              f"({type(exc).__name__}: {str(exc)[:200]}); not confirmed", entry,
-                           mismatch, {"failed_check": "perturbation_overflows"})
+                                              f"({error}); not confirmed", entry, mismatch, details)
         details.update(test_only_infinities=int(only_test.sum()), perturbation_overflows=overflows)
+        figures = {"test_only_infinities": int(only_test.sum()), "perturbation_overflows": overflows}
         if not bool(only_test.any()) or overflows:
+            outcomes.append(CheckOutcome("perturbation_overflows", "decided", "inputs beyond sqrt of the dtype's max: "
+                                         "the reference overflows there too, or does under a rounding-level "
+                                         "perturbation", {**figures, "verdict": V.SUSPICIOUS}))
             return Finding(V.SUSPICIOUS, key, "NaN/Inf on inputs of extreme magnitude (beyond sqrt of the dtype's "
                                               "max) that a rounding-level perturbation also gives the reference",
                            entry, mismatch, details)
+        outcomes.append(CheckOutcome("perturbation_overflows", "held", "inputs beyond sqrt of the dtype's max, but "
+                                     "only the test mode overflows, also under a rounding-level perturbation",
+                                     figures))
     again = h.run_mode(h.test, entry.sample)
     if again.status != "ok" or unexpected_nonfinite(again.output, fp64.output) is None:
+        outcomes.append(CheckOutcome("reproducible", "failed", "no unexpected NaN/Inf on a re-run of the test mode",
+                                     {"rerun_status": again.status}))
         return Finding(V.FLAKY, key, "NaN/Inf did not reproduce on re-run", entry, mismatch, details)
+    outcomes.append(CheckOutcome("reproducible", "held", "the same unexpected NaN/Inf on a re-run of the test mode"))
     return Finding(V.CONFIRMED, key, f"{count} NaN/Inf in {path} from finite inputs where the float64 result is "
                                      "finite and in range", entry, mismatch, details)

@@ -7,7 +7,7 @@ import dataclasses
 import math
 import os
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import torch
 
@@ -19,6 +19,61 @@ from fuzz_core.target import Target
 from fuzz_core.tensors import tensor_leaves
 
 ABLATION_BACKENDS = ("compile:eager", "compile:aot_eager", "compile:inductor")
+
+# Note [Recorded checks]
+# Every confirmation check that runs on a finding's input writes its own outcome (fuzz_core/confirm.py:
+# run_checks for the value checks, the confirm_* functions for exception, structure and NaN/Inf findings);
+# a check that was never reached is absent. Reviews and reports print these records as they are and
+# never infer a check's outcome from the verdict: a finding stored before the records existed says so.
+#   held     the check ran and the difference survived it
+#   failed   the check ran and the difference did not survive it (ruled out as noise, did not reproduce, ...)
+#   skipped  the check does not apply to this input or mode (the detail says why)
+#   decided  the check itself chose the verdict (the figures name it)
+#   error    the check raised: the finding is not confirmed
+CheckStatus = Literal["held", "failed", "skipped", "decided", "error"]
+CHECK_STATUSES: tuple[str, ...] = ("held", "failed", "skipped", "decided", "error")
+
+
+@dataclass
+class CheckOutcome:
+    """One confirmation check as it ran on the finding's input (Note [Recorded checks])."""
+
+    check: str  # the check's name: the function's name for the value checks
+    status: CheckStatus
+    detail: str = ""
+    figures: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"check": self.check, "status": self.status, "detail": self.detail,
+                "figures": {str(k): plain_value(v) for k, v in self.figures.items()}}
+
+    @classmethod
+    def from_dict(cls, data: Any) -> CheckOutcome:
+        """Read a stored record; anything malformed is kept visible as such, never dropped or guessed."""
+        if not isinstance(data, dict):
+            return cls("unreadable record", "error", f"stored check record is not an object: {str(data)[:200]}")
+        status = data.get("status")
+        figures = data.get("figures")
+        return cls(str(data.get("check", "?")),
+                   status if status in CHECK_STATUSES else "error",  # type: ignore[arg-type]
+                   str(data.get("detail", "")) if status in CHECK_STATUSES else f"unknown status {status!r}",
+                   dict(figures) if isinstance(figures, dict) else {})
+
+
+def plain_value(value: Any) -> Any:
+    """A JSON-ready copy of a figure: numbers (inf/nan as strings), strings, lists and dicts of those."""
+    if value is None or isinstance(value, (bool, int, str)):
+        return value
+    if isinstance(value, float):
+        return json_number(value)
+    if isinstance(value, torch.Tensor):
+        return plain_value(value.item()) if value.numel() == 1 else f"tensor of shape {list(value.shape)}"
+    if isinstance(value, (list, tuple)):
+        return [plain_value(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): plain_value(v) for k, v in value.items()}
+    return str(value)[:300]
+
 
 
 @dataclass
@@ -78,13 +133,19 @@ class Evidence:
     repro_path: str | None = None
     harness_path: str | None = None
     repro_skipped: str | None = None
+    # the confirmation checks that ran, in order (Note [Recorded checks]); None: not recorded (older finding)
+    checks: list[CheckOutcome] | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
     def update(self, values: dict[str, Any]) -> None:
         """Set known fields by name; anything else goes to `extra`."""
         known = _FIELDS
         for key, value in values.items():
-            if key in known and key != "extra":
+            if key == "checks":
+                self.checks = None if value is None else [
+                    c if isinstance(c, CheckOutcome) else CheckOutcome.from_dict(c)
+                    for c in (value if isinstance(value, list) else [value])]
+            elif key in known and key != "extra":
                 setattr(self, key, value)
             else:
                 self.extra[key] = value
@@ -95,7 +156,9 @@ class Evidence:
             if f.name == "extra":
                 continue
             value = getattr(self, f.name)
-            if value is not None:
+            if f.name == "checks" and value is not None:
+                out[f.name] = [c.to_dict() for c in value]
+            elif value is not None:
                 out[f.name] = json_number(value)
         out.update({k: json_number(v) for k, v in self.extra.items() if k not in out})
         return out
