@@ -128,6 +128,11 @@ def render_markdown(report: Report) -> str:
         )
     out += ["", f"Signature: {code_span(report.signature or '(none)')}", ""]
 
+    out += ["#### Confirmation checks (as the fuzzer recorded them on this input)", ""]
+    out += ["| check | result | detail |", "|---|---|---|"]
+    out += [f"| {_cell(c.name)} | {_cell(c.status)} | {_cell(c.detail)} |" for c in report.checks]
+    out.append("")
+
     out += ["#### Fuzzer checklist (PyTorch's rules for fuzzer-found bugs)", ""]
     out += [f"- {_RULE_BOXES[c.status]} {markdown_inline(c.rule)}: {markdown_inline(c.detail)}" for c in report.rules]
     if not report.rules_met:

@@ -15,6 +15,7 @@ from agent.export.rules import DEFAULT_TOLERANCES, RuleCheck, all_met, check_rul
 from agent.export.title import bracket, mode_words, title
 from agent.export.verify import ReproCheck
 from agent.review import lineage
+from agent.review.checks import recorded_checks
 from agent.review.views import formal_text
 from agent.text_safety import code_span, markdown_inline, one_line, strip_control
 from db.queries.findings import FindingRecord, SignatureGroup
@@ -54,6 +55,12 @@ class Transfer(BaseModel):
 # otherwise it says plainly that it is not exported as confirmed, instead of arguing against itself.
 
 
+class ReportCheck(BaseModel):
+    name: str
+    status: str
+    detail: str
+
+
 class Report(BaseModel):
     number: int
     slug: str
@@ -87,6 +94,8 @@ class Report(BaseModel):
     findings: list[ReportFinding]
     rules: list[RuleCheck]
     rules_met: bool
+    # The representative finding's confirmation checks as fuzz_core recorded them (agent/review/checks.py).
+    checks: list[ReportCheck] = []
     labels: list[str]
     torch_version_found: list[str]
     environment: Environment
@@ -414,6 +423,8 @@ def build_report(
         ],
         rules=rules,
         rules_met=all_met(rules),
+        checks=[ReportCheck(name=c.name, status=c.status, detail=c.detail)
+                for c in recorded_checks(lead.verdict, lead.evidence)],
         labels=_labels(kind, reference, test, lead.verdict),
         torch_version_found=versions,
         environment=environment,

@@ -25,6 +25,8 @@ EVIDENCE_ORDER = (
     "dtype",
     "torch_version",
 )
+# Printed in sections of their own, not as raw evidence lines.
+OWN_SECTIONS = ("checks",)
 
 
 def _value(value: Any) -> str:
@@ -36,7 +38,8 @@ def _value(value: Any) -> str:
 
 
 def evidence_lines(evidence: dict[str, Any]) -> list[str]:
-    keys = [k for k in EVIDENCE_ORDER if k in evidence] + sorted(k for k in evidence if k not in EVIDENCE_ORDER)
+    keys = [k for k in EVIDENCE_ORDER if k in evidence] + sorted(
+        k for k in evidence if k not in EVIDENCE_ORDER and k not in OWN_SECTIONS)
     return [f"  {one_line(key)}: {_value(evidence[key])}" for key in keys]
 
 
@@ -91,6 +94,10 @@ def _detail_lines(detail: FindingDetail) -> list[str]:
     if detail.trigger:
         lines += ["", f"Trigger: {json.dumps(detail.trigger, sort_keys=True)}"]
     lines += ["", f"Verdict: {detail.verdict}", f"  {one_line(detail.reason) or '(no reason recorded)'}"]
+    from agent.review.checks import check_lines
+
+    lines += ["", "Checks (as recorded when they ran):"]
+    lines += check_lines(detail.verdict, detail.evidence)
     if detail.values is not None:
         from agent.review.values import value_lines
 

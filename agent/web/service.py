@@ -57,7 +57,8 @@ def load_finding(store: Store, finding_id: int) -> FindingResponse:
         finding=detail,
         harness_spec=record.harness_spec,
         source_issue_url=source_issue_url(record),
-        checks=[CheckView(name=c.name, status=c.status, detail=c.detail) for c in verdict_checks(record.verdict, record.reason, record.evidence)],
+        checks=[CheckView(name=c.name, status=c.status, detail=c.detail)
+                for c in verdict_checks(record.verdict, record.evidence)],
         duplicates=[DuplicateView(id=d.id, verdict=d.verdict, review_status=d.review_status) for d in duplicates],
         plot_url=f"/findings/{record.id}/error.svg" if kind is not None else None,
         plot_kind=kind,

@@ -78,6 +78,27 @@ def test_show_has_source_pattern_evidence_and_repro(store: Store, populated: dic
     assert "observed = torch.relu(x)" in out
 
 
+def test_show_prints_the_recorded_checks(store: Store, tmp_path) -> None:
+    from fuzz_core import HarnessSpec, run_harness
+    from tests.fuzz_core.test_recorded_checks import LAYOUT_SHAPE
+
+    spec = HarnessSpec(api="planted.shape", input_source="code", code=LAYOUT_SHAPE, test_mode="layout:noncontiguous")
+    result = run_harness(spec, max_executions=1, workdir=tmp_path, instrument="none")
+    with store.session() as session:
+        finding_id = add_finding(session, build_lineage(session).harness_id, **result.evidence)
+    out = _invoke(store, "review", "show", str(finding_id)).stdout
+    checks = out.split("Checks (as recorded when they ran):\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    assert [line.split()[:2] for line in checks] == [["reference", "accepts"], ["shape", "differs"],
+                                                     ["reproducible", "held:"]]
+    assert "fp64" not in "\n".join(checks)  # a shape finding never reached the value checks
+
+
+def test_show_of_a_finding_stored_without_checks_says_so(store: Store, populated: dict[str, int]) -> None:
+    out = _invoke(store, "review", "show", str(populated["compile"])).stdout
+    assert "checks not recorded (stored by an older version)" in out
+    assert "held" not in out
+
+
 def test_show_a_direct_harness_finding(store: Store, populated: dict[str, int]) -> None:
     result = _invoke(store, "--json", "review", "show", str(populated["direct"]))
     assert result.exit_code == 0, result.stderr
