@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 
 import typer
 
-from agent.cli.ci_opts import ExecutorOpt, FailOnOpt, JunitOpt, RayAddressOpt, SarifOpt
+from agent.cli.ci_opts import AllowErrorsOpt, ExecutorOpt, FailOnOpt, JunitOpt, RayAddressOpt, SarifOpt
 from agent.cli.context import EXIT_FAILURE, EXIT_USAGE, fail, get_ctx
 from agent.cli.sandbox_opt import NoSandboxOpt, sandbox_required
 
@@ -65,12 +65,14 @@ def fuzz(
     executor: ExecutorOpt = "local",
     ray_address: RayAddressOpt = None,
     fail_on: FailOnOpt = None,
+    allow_errors: AllowErrorsOpt = False,
     junit: JunitOpt = None,
     sarif: SarifOpt = None,
 ) -> None:
     """Run pending harnesses through the worker pool; findings are stored as they come.
 
-    In CI: --fail-on confirmed exits 1 when the run confirms a finding; --junit/--sarif write result files."""
+    In CI: --fail-on confirmed exits 1 when the run confirms a finding, a harness errors or no input runs
+    (--allow-errors accepts the last two); --junit/--sarif write result files."""
     if ctx.invoked_subcommand is not None:
         return
     from agent.cli.ci_opts import apply_executor, campaign_errors, check_gate, ci_results
@@ -82,11 +84,12 @@ def fuzz(
     config.stale_after_s = stale_after
     config.heartbeat_s = min(config.heartbeat_s, stale_after / 3)  # a live driver never looks stale to another
     apply_executor(config, executor, ray_address)
-    check_gate(fail_on)
+    check_gate(fail_on, allow_errors)
     store = cli.store()
     with campaign_errors():
         result = fuzz_stage(store, config, err=None if cli.json else cli.err)
-    gate_failed = ci_results(store, result.get("run_id"), fail_on=fail_on, junit=junit, sarif=sarif, err=cli.err)
+    gate_failed = ci_results(store, result.get("run_id"), fail_on=fail_on, junit=junit, sarif=sarif, err=cli.err,
+                             allow_errors=allow_errors)
     if cli.json:
         from agent.cli.stage_docs import FuzzOutput
 

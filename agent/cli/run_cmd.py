@@ -16,8 +16,8 @@ from agent.cli.run_summary import RunSummary, TopFinding
 from agent.cli.fuzz import (BudgetOpt, InstrumentOpt, MinInputsOpt, PrecisionOpt, SamplingOpt, SchedulerOpt, WorkersOpt,
                             campaign_config)
 from agent.cli.ingest_cmd import CommentsOpt, LabelOpt, SinceOpt, StateOpt
-from agent.cli.ci_opts import (ExecutorOpt, FailOnOpt, JunitOpt, RayAddressOpt, SarifOpt, apply_executor,
-                               campaign_errors, check_gate, ci_results)
+from agent.cli.ci_opts import (AllowErrorsOpt, ExecutorOpt, FailOnOpt, JunitOpt, RayAddressOpt, SarifOpt,
+                               apply_executor, campaign_errors, check_gate, ci_results)
 from agent.cli.sandbox_opt import NoSandboxOpt
 
 
@@ -49,6 +49,7 @@ def run(
     executor: ExecutorOpt = "local",
     ray_address: RayAddressOpt = None,
     fail_on: FailOnOpt = None,
+    allow_errors: AllowErrorsOpt = False,
     junit: JunitOpt = None,
     sarif: SarifOpt = None,
 ) -> None:
@@ -67,7 +68,7 @@ def run(
     config = campaign_config(budget, workers, sampling, precision, seed, cli.settings.artifacts_dir, no_sandbox,
                              instrument=instrument, min_inputs=min_inputs, scheduler=scheduler)
     apply_executor(config, executor, ray_address)
-    check_gate(fail_on)
+    check_gate(fail_on, allow_errors)
     whole_budget_s = config.budget_s
     settings = llm_settings(cli.settings, llm, model, llm_budget, llm_timeout)
     store = cli.store()
@@ -104,7 +105,7 @@ def run(
     else:
         print_summary(this_run)
     gate_failed = ci_results(store, stages["fuzz"].get("run_id"), fail_on=fail_on, junit=junit, sarif=sarif, err=err,
-                             source_uri=None if source.startswith("github:") else source)
+                             source_uri=None if source.startswith("github:") else source, allow_errors=allow_errors)
     breaker = getattr(backend, "breaker", None)
     _report_llm_stop(err, stages, endpoint_down=bool(breaker is not None and breaker.open))
     if gate_failed:
