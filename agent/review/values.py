@@ -30,10 +30,10 @@ class TensorValues(BaseModel):
     shape: list[int]
     values: list[Measure] | None = None  # every element (flattened), when small
     first: list[Measure] | None = None  # the first elements, when large
-    min: Measure = None
+    min: Measure = None  # of the finite elements
     max: Measure = None
     nan: int = 0
-    inf: int = 0
+    inf: int = 0  # +inf and -inf
 
 
 class ModeOutputs(BaseModel):
@@ -72,15 +72,16 @@ def tensor_values(name: str, tensor: Any) -> TensorValues:
         flat = torch.view_as_real(flat).reshape(-1)
     as_float = flat.double() if flat.dtype != torch.bool else flat.to(torch.float64)
     view = TensorValues(name=name, dtype=dtype, shape=shape)
-    if flat.numel() <= FULL_LIMIT:
-        view.values = [_number(v) for v in as_float.tolist()]
-        return view
-    view.first = [_number(v) for v in as_float[:HEAD].tolist()]
-    finite = as_float[torch.isfinite(as_float)]
+    # Counted for every tensor, shown whole or not: `inf` counts +inf and -inf alike.
     view.nan = int(torch.isnan(as_float).sum())
     view.inf = int(torch.isinf(as_float).sum())
+    finite = as_float[torch.isfinite(as_float)]
     if finite.numel():
         view.min, view.max = float(finite.min()), float(finite.max())
+    if flat.numel() <= FULL_LIMIT:
+        view.values = [_number(v) for v in as_float.tolist()]
+    else:
+        view.first = [_number(v) for v in as_float[:HEAD].tolist()]
     return view
 
 

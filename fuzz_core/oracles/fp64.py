@@ -18,9 +18,24 @@ from fuzz_core.oracles.value_classes import describe_nonfinite
 @dataclass
 class Judgement:
     test_worse: bool | None  # None: the fp64 reference cannot decide
+    # Each side's error against float64 (Note [Errors against float64]).
     ref_error: float = math.nan
     test_error: float = math.nan
     detail: str = ""
+
+
+# Note [Errors against float64]
+# A side's error is the RMSE against float64 over the positions where all three results are finite
+# (comparable between the two sides), unless that side has a NaN/Inf where float64 gives something else
+# (a finite value, the other infinity, or a number where it gives NaN): then its error is inf. Quoting the
+# finite part's RMSE alone printed "error 0" beside an infinite max abs diff. The reason text still
+# names the finite part's RMSEs as such ("finite part: ...").
+
+
+def error_vs_fp64(side: torch.Tensor, fp64: torch.Tensor, finite_rmse: float) -> float:
+    """inf when `side` is NaN/Inf somewhere float64 is not the same class, else the finite positions' RMSE."""
+    wrong_class = ~_class_equal(side, fp64) & ~(torch.isfinite(side) & torch.isfinite(fp64))
+    return math.inf if bool(wrong_class.any()) else finite_rmse
 
 
 def _rmse(a: torch.Tensor, b: torch.Tensor) -> float:
@@ -87,6 +102,7 @@ def judge_leaf(ref: torch.Tensor, test: torch.Tensor, fp64: torch.Tensor, *, low
         worse_finite = not _same(ref_sel, test_sel, fp64[finite].double(), same_tol(work_dtype))
         notes.append(f"finite part: fp64 rule {'fails' if worse_finite else 'passes'} "
                      f"(test rmse {test_error:.3g} vs reference {ref_error:.3g})")
+    ref_error, test_error = error_vs_fp64(r, f, ref_error), error_vs_fp64(t, f, test_error)
     if worse_finite or worse_nonfinite:
         return Judgement(True, ref_error, test_error, "; ".join(notes))
     if bool(nonfinite_bad.any()) and not bool(finite_bad.any()) and notes and "differs from fp64" in notes[-1]:
