@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import math
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
@@ -45,7 +46,7 @@ EXIT_NO_CORPUS = "no_mutable_input"
 
 DEFAULT_MAX_EXECUTIONS = 200
 # Past its time budget (or past the end of a compilation that ran beyond it) a harness may run on for at most
-# this long while it has executed fewer inputs than its minimum: right after a compilation the next inputs
+# this long while it has compared fewer inputs than its minimum: right after a compilation the next inputs
 # reuse compiled code and cost milliseconds, so a compile-heavy harness still reaches a verdict that is not
 # `inconclusive`.
 MIN_INPUTS_OVERRUN_S = 1.0
@@ -54,6 +55,15 @@ MIN_INPUTS_OVERRUN_S = 1.0
 COMPILE_SHARE = 0.5
 # Mutators that keep every tensor's shape, dtype and strides: no recompilation in compiled modes.
 VALUE_MUTATORS = ("gaussian", "special", "boundary")
+# Note [Earned passes]
+# A pass rests on compared inputs only: inputs both modes ran and the oracle compared (outcome pass/noise or a
+# Finding). Inputs the reference rejected (outside the API's domain) or that were not applicable (the mode does
+# not apply, or a compiled mode did not compile: Note [Proof of compilation] in modes/compile.py) are counted
+# and reported, never passed. As Hypothesis's filter_too_much health check (50 inputs filtered before 10 valid
+# ones), a run that compared fewer than HEALTH_MIN_COMPARED inputs while HEALTH_MAX_UNCOMPARED or more were not
+# compared is no pass, whatever the minimum; and when most inputs were not compared the reason says so.
+HEALTH_MIN_COMPARED = 10
+HEALTH_MAX_UNCOMPARED = 50
 
 
 class HarnessBroken(RuntimeError):
@@ -62,7 +72,8 @@ class HarnessBroken(RuntimeError):
 
 @dataclass
 class Tally:
-    executions: int = 0
+    executions: int = 0  # every input the loop ran, compared or not
+    compared: int = 0  # Note [Earned passes]: both modes ran and the oracle compared (pass, noise or a Finding)
     passed: int = 0
     invalid_input: int = 0
     not_applicable: int = 0
@@ -76,6 +87,45 @@ class Tally:
     notes: set[str] = field(default_factory=set)
     na_reasons: list[str] = field(default_factory=list)
     invalid_reasons: list[str] = field(default_factory=list)
+
+    @property
+    def uncompared(self) -> int:
+        """Inputs the reference rejected or that were not applicable."""
+        return self.invalid_input + self.not_applicable
+
+    def figures(self) -> str:
+        return (f"{self.compared} of {self.executions} inputs compared, {self.invalid_input} rejected by the "
+                f"reference, {self.not_applicable} not applicable")
+
+    @staticmethod
+    def _most_common(reasons: list[str]) -> str:
+        return Counter(reasons).most_common(1)[0][0] if reasons else ""
+
+    def mostly_uncompared(self) -> bool:
+        return self.uncompared > self.compared
+
+    def health_failed(self) -> bool:
+        """Note [Earned passes]: too few inputs compared among too many that were not."""
+        return self.compared < HEALTH_MIN_COMPARED and self.uncompared >= HEALTH_MAX_UNCOMPARED
+
+    def health_note(self) -> str:
+        """Why most inputs were not compared, with the figures; '' when most were compared."""
+        if not self.mostly_uncompared():
+            return ""
+        why = [f"rejected: {self._most_common(self.invalid_reasons)}" if self.invalid_input else "",
+               f"not applicable: {self._most_common(self.na_reasons)}" if self.not_applicable else ""]
+        return f"most inputs were not compared: {self.figures()}; most often " + "; ".join(w for w in why if w)
+
+    def no_input_reason(self) -> str:
+        """Why a run that compared no input compared none (the commonest reason first), with the figures."""
+        na = self._most_common(self.na_reasons) or "mode not applicable"
+        rejected = self._most_common(self.invalid_reasons)
+        if self.not_applicable >= self.invalid_input:
+            also = f"; rejected by the reference: {rejected}" if self.invalid_input else ""
+            return f"{na} [{self.figures()}{also}]"
+        also = f"; not applicable: {na}" if self.not_applicable else ""
+        which = "every input" if not self.not_applicable else f"{self.invalid_input} inputs"
+        return f"no valid input: the reference mode rejected {which}: {rejected} [{self.figures()}{also}]"
 
 
 def _int_seed(*parts: int) -> int:
@@ -200,8 +250,17 @@ class Campaign:
 
     @property
     def compiles(self) -> bool:
-        """The test mode compiles per input structure (recompilation is its main cost)."""
-        return self.test is not None and self.test.name.startswith("compile:")
+        """The test mode compiles per input structure (recompilation is its main cost); grad:compile too."""
+        from fuzz_core.modes.compile import compile_mode_of
+
+        return self.test is not None and compile_mode_of(self.test) is not None
+
+    def compiled_evidence(self) -> dict[str, Any] | None:
+        """What dynamo did for this harness (Note [Proof of compilation]); None for modes that do not compile."""
+        from fuzz_core.modes.compile import compile_mode_of
+
+        mode = compile_mode_of(self.test)
+        return None if mode is None else mode.record.to_dict()
 
     def canonical(self, sample: Sample) -> Sample:
         """The input as both modes will see it (e.g. already representable in a low test dtype)."""
@@ -226,14 +285,17 @@ class Campaign:
 
     def run_mode(self, mode: Mode, sample: Sample) -> Execution:
         """One execution of `mode` on `sample`, compile time and run time tallied apart."""
+        from fuzz_core.modes.compile import compile_mode_of
+
         assert self.target is not None
-        compiles_before = int(getattr(mode, "compiles", 0))
+        compiling = compile_mode_of(mode)  # grad:compile compiles through its forward mode
+        compiles_before = int(getattr(compiling, "compiles", 0))
         start = time.monotonic()
         scope = self._op_scope() if mode is self.reference or mode.dispatch_observable else contextlib.nullcontext()
         with scope:
             run = execute(mode, self.target, sample, reseed=self.reseed)
         spent = time.monotonic() - start
-        if int(getattr(mode, "compiles", 0)) > compiles_before:
+        if int(getattr(compiling, "compiles", 0)) > compiles_before:
             self.tally.compile_s += spent
             self.tally.compiles += 1
             self._last_compile_end = time.monotonic()
@@ -364,7 +426,7 @@ class Campaign:
 
     def run(self, *, budget_s: float | None, max_executions: int | None, min_inputs: int = 0) -> None:
         """Fuzz until the budget or max_executions; past the budget, go on for up to MIN_INPUTS_OVERRUN_S
-        while fewer than `min_inputs` inputs have run."""
+        while fewer than `min_inputs` inputs have been compared (Note [Earned passes])."""
         if max_executions is None and budget_s is None:
             max_executions = DEFAULT_MAX_EXECUTIONS
         self._started = time.monotonic()
@@ -380,7 +442,7 @@ class Campaign:
                 return
             now = time.monotonic()
             overrun_until = max(deadline, self._last_compile_end) + MIN_INPUTS_OVERRUN_S
-            if now >= deadline and not (self.tally.executions < min_inputs and now < overrun_until):
+            if now >= deadline and not (self.tally.compared < min_inputs and now < overrun_until):
                 self.exit_reason = EXIT_TIME
                 return
             # A mode that applies to none of the seeds will not apply to their mutants either.
@@ -399,6 +461,7 @@ class Campaign:
             outcome = self.evaluate(entry)
             self.tally.executions += 1
             if isinstance(outcome, Finding):
+                self.tally.compared += 1
                 self._keep(outcome)
                 if outcome.verdict == V.CONFIRMED:
                     self.exit_reason = EXIT_CONFIRMED
@@ -407,6 +470,7 @@ class Campaign:
             else:
                 label = outcome
                 if outcome in ("pass", "noise"):
+                    self.tally.compared += 1
                     self.tally.passed += 1
                 elif outcome == "skip":
                     self.tally.invalid_input += 1

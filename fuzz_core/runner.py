@@ -40,12 +40,16 @@ def _base_evidence(spec: HarnessSpec, campaign: Campaign | None) -> Evidence:
         tally = campaign.tally
         evidence.update(dict(
             input_source=campaign.source, random_op=campaign.random_op, seeds=len(campaign.seeds),
+            executions=tally.executions, compared=tally.compared,  # Note [Earned passes] in fuzz_core/campaign.py
             passed=tally.passed, invalid_inputs=tally.invalid_input, not_applicable_inputs=tally.not_applicable,
             fp64_accepted=tally.fp64_accepted, rounding_accepted=tally.rounding_accepted,
             notes=sorted(tally.notes)[:10], compile_s=round(tally.compile_s, 3), execute_s=round(tally.execute_s, 3),
             compiles=tally.compiles, closeness=round(tally.closeness, 4), nonfinite_outputs=tally.nonfinite_outputs,
             instrument=campaign.instrument,
         ))
+        compiled = campaign.compiled_evidence()
+        if compiled is not None:
+            evidence.update({"compiled": compiled})  # Note [Proof of compilation] in fuzz_core/modes/compile.py
         stats = getattr(campaign.selector, "stats", None)
         if callable(stats):
             evidence.coverage = stats()
@@ -155,7 +159,8 @@ def run_harness(spec: HarnessSpec, *, budget_s: float | None = None, max_executi
     `selector` and `mutators` are the plug-in seams; without a selector the harness is coverage-guided
     (CoverageSelector: output features, plus op-level coverage at instrument level op or kernel).
     `instrument` (none|module|op|kernel) also decides the localisation a confirmed finding carries.
-    `min_inputs`: the inputs a pass needs; the loop may run briefly past its budget to reach them.
+    `min_inputs`: the compared inputs a pass needs (fewer: `inconclusive`); the loop may run briefly past its
+    budget to reach them. A run that compared no input is `not_applicable` with the reason (Note [Earned passes]).
     """
     from fuzz_core.cgf.selector import CoverageSelector
     from fuzz_core.instrument.levels import check_level
@@ -195,21 +200,26 @@ def run_harness(spec: HarnessSpec, *, budget_s: float | None = None, max_executi
     best = campaign.best_finding()
     if best is not None:
         return result_for_finding(spec, campaign, best, work, elapsed)
+    # Note [Earned passes] (fuzz_core/campaign.py): only compared inputs count towards a pass.
     tally = campaign.tally
-    if tally.passed:
+    reasons = {key: sorted(set(values))[:5] for key, values in
+               (("na_reasons", tally.na_reasons), ("invalid_reasons", tally.invalid_reasons)) if values}
+    if tally.compared:
         reason = f"{tally.passed} inputs agree"
         if tally.fp64_accepted:
             reason += f" ({tally.fp64_accepted} beyond tolerance but no further from float64 than the reference)"
         if tally.rounding_accepted:
             reason += f" ({tally.rounding_accepted} within the op's low-precision rounding allowance)"
-        return done(V.PASSED, reason)
-    if tally.not_applicable:
-        reasons = sorted(set(tally.na_reasons))
-        return done(V.NOT_APPLICABLE, reasons[0] if reasons else "mode not applicable", na_reasons=reasons[:5])
-    if tally.invalid_input:
-        return done(V.ERROR, "the reference mode rejected every input: "
-                    + (tally.invalid_reasons[0] if tally.invalid_reasons else ""),
-                    invalid_reasons=sorted(set(tally.invalid_reasons))[:5])
+        health = tally.health_note()
+        if tally.compared < min_inputs:
+            return done(V.INCONCLUSIVE, f"only {tally.compared} inputs compared (a pass needs {min_inputs}) "
+                        f"[{reason}; {health or tally.figures()}]", **reasons)
+        if tally.health_failed():
+            return done(V.INCONCLUSIVE, f"health check failed: {tally.uncompared} inputs not compared against "
+                        f"{tally.compared} compared [{reason}; {health}]", **reasons)
+        return done(V.PASSED, f"{reason} [{health}]" if health else reason, **reasons)
+    if tally.uncompared:  # never a valid input to compare
+        return done(V.NOT_APPLICABLE, tally.no_input_reason(), **reasons)
     return done(V.ERROR, f"no input was executed ({campaign.exit_reason})")
 
 

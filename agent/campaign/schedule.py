@@ -4,7 +4,11 @@ Successive halving (Jamieson & Talwalkar, AISTATS 2016; the inner loop of Hyperb
 a short probe; then, round by round, the better-scoring half of the harnesses still in play gets the next
 share of the remaining time, until the budget is spent. A harness's score is its signal: how close its
 worst agreeing difference came to the tolerance, suspicious or flaky outcomes, NaN/Inf outputs, new
-coverage, and too few executed inputs to call a pass. Pure logic: the stage does the I/O.
+coverage, and too few compared inputs to call a pass. Pure logic: the stage does the I/O.
+
+A pass is earned by compared inputs (both modes ran and the oracle compared them; Note [Earned passes] in
+fuzz_core/campaign.py), summed over a task's rounds from each round's evidence["compared"]: inputs the
+reference rejected or that were not applicable never count towards one.
 """
 
 from __future__ import annotations
@@ -18,8 +22,23 @@ INCONCLUSIVE = "inconclusive"
 # Verdicts after which more time on the same harness cannot change the outcome.
 FINAL_VERDICTS = ("confirmed", "crash", "hang", "error", "not_applicable")
 # Strongest first: the verdict a harness keeps across rounds (inconclusive is decided at the end).
+# A round's `inconclusive` (too few compared inputs in that round) ranks with `passed`: both are agreement,
+# and the task's verdict is decided on the compared inputs of all its rounds.
 _RANK = {"confirmed": 0, "crash": 1, "hang": 2, "suspicious": 3, "flaky": 4, "error": 5, "passed": 6,
-         "not_applicable": 7}
+         INCONCLUSIVE: 6, "not_applicable": 7}
+_AGREEMENT = ("passed", INCONCLUSIVE)
+
+
+def compared_inputs(result: Any) -> int:
+    """Inputs of one round that both modes ran and that were compared; a result that does not say: none."""
+    value = (result.evidence or {}).get("compared")
+    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0
+
+
+def _uncompared_inputs(result: Any) -> int:
+    ev = result.evidence or {}
+    return sum(int(v) for v in (ev.get("invalid_inputs"), ev.get("not_applicable_inputs"))
+               if isinstance(v, (int, float)) and not isinstance(v, bool))
 
 
 @dataclass
@@ -34,6 +53,10 @@ class TaskState:
     @property
     def executions(self) -> int:
         return sum(int(r.executions) for r in self.results)
+
+    @property
+    def compared(self) -> int:
+        return sum(compared_inputs(r) for r in self.results)
 
     @property
     def rounds(self) -> int:
@@ -64,8 +87,8 @@ def signal_score(state: TaskState, min_inputs: int) -> float:
     coverage = last.get("coverage") or {}
     added = int(coverage.get("feature_additions") or 0) + int(coverage.get("op_additions") or 0)
     score += 0.5 * min(1.0, added / 10)
-    if state.executions < min_inputs:
-        score += 1.0  # not yet enough inputs to call it anything
+    if state.compared < min_inputs:
+        score += 1.0  # not yet enough compared inputs to call it anything
     return score
 
 
@@ -86,21 +109,30 @@ def rounds_left(candidates: int) -> int:
 
 
 def aggregate(state: TaskState, min_inputs: int, result_type: Any) -> Any:
-    """The one result stored for a task: its strongest verdict; a pass on fewer than `min_inputs` executed
-    inputs (over all rounds) is `inconclusive`."""
+    """The one result stored for a task: its strongest verdict; agreement on fewer than `min_inputs` compared
+    inputs (over all rounds) is `inconclusive`, on at least that many `passed`."""
     best = state.best
-    executions = state.executions
+    executions, compared = state.executions, state.compared
+    uncompared = sum(_uncompared_inputs(r) for r in state.results)
     evidence = dict(best.evidence or {})
-    evidence.update(rounds=state.rounds, executions_total=executions, min_inputs=min_inputs,
+    evidence.update(rounds=state.rounds, executions_total=executions, compared_total=compared,
+                    min_inputs=min_inputs,
                     elapsed_s_total=round(sum(float(r.elapsed_s) for r in state.results), 3),
                     compile_s_total=round(sum(float((r.evidence or {}).get("compile_s") or 0) for r in state.results), 3))
     verdict, reason = best.verdict, best.reason
-    if verdict == "passed" and executions < min_inputs:
-        verdict = INCONCLUSIVE
-        reason = (f"only {executions} inputs executed (a pass needs {min_inputs}); retried by the next fuzz "
-                  f"[{best.reason}]")
-    elif verdict == "passed" and state.rounds > 1:
-        reason = f"{executions} inputs agree over {state.rounds} rounds"
+    if verdict in _AGREEMENT:
+        figures = (f"{compared} of {executions} inputs compared, {uncompared} rejected by the reference or not "
+                   f"applicable")
+        if compared < min_inputs:
+            verdict = INCONCLUSIVE
+            reason = (f"only {compared} inputs compared (a pass needs {min_inputs}); retried by the next fuzz "
+                      f"[{figures}; {best.reason}]")
+        else:
+            verdict = "passed"
+            if state.rounds > 1 or best.verdict != "passed":
+                reason = f"{compared} inputs agree" + (f" over {state.rounds} rounds" if state.rounds > 1 else "")
+                if uncompared > compared:
+                    reason += f" [most inputs were not compared: {figures}]"
     return result_type(verdict=verdict, reason=reason, executions=executions,
                        elapsed_s=sum(float(r.elapsed_s) for r in state.results), evidence=evidence, repro=best.repro,
                        signature=best.signature, spec_id=best.spec_id, exit_reason=best.exit_reason)

@@ -2,8 +2,9 @@
 
 The budget is shared by a scheduler (agent/campaign/schedule.py): `halving` (default) probes every
 harness briefly and gives the rest of the time, round by round, to the half with the most signal;
-`even` gives every harness the same share in one round (the old rule). A pass on fewer than
-`min_inputs` executed inputs is stored as `inconclusive` and left pending for the next campaign.
+`even` gives every harness the same share in one round (the old rule). Agreement on fewer than
+`min_inputs` compared inputs (both modes ran and were compared, over all rounds) is stored as `inconclusive`
+and left pending for the next campaign.
 A killed campaign loses at most the harnesses still in play: they stay `running` with a claim time and
 the next campaign hands them back once that run's heartbeat has gone stale.
 """
@@ -46,7 +47,7 @@ class CampaignConfig:
     workdir: str | None = None  # where workers keep saved inputs; None = a temporary folder
     sandbox: bool = True  # workers inside bubblewrap; False only for trusted local input (--no-sandbox)
     scheduler: str = "halving"  # "halving" (probe, then successive halving by signal) or "even"
-    min_inputs: int = 50  # a pass on fewer executed inputs is `inconclusive`
+    min_inputs: int = 50  # agreement on fewer compared inputs is `inconclusive`
     instrument: str = "op"  # none | module | op | kernel, for every worker
     probe_fraction: float = 0.3  # halving: share of the budget spent on the first probe of every harness
     executor: str = "local"  # local (process pool) | ray (actors, each one warm sandboxed worker)

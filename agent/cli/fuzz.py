@@ -20,7 +20,7 @@ Precision = Literal["full", "half", "mixed"]  # agent.harness.generate.PRECISION
 PrecisionOpt = Annotated[Precision, typer.Option("--precision", help="full (float32), half (float16) or mixed (float32 + bfloat16) inputs.")]
 InstrumentOpt = Annotated[str, typer.Option("--instrument", help="none, module, op or kernel: op-level coverage guidance "
                                             "and, on a confirmed finding, localisation and traces at this level.")]
-MinInputsOpt = Annotated[int, typer.Option("--min-inputs", min=1, help="Executed inputs a pass needs; fewer is "
+MinInputsOpt = Annotated[int, typer.Option("--min-inputs", min=1, help="Compared inputs a pass needs; fewer is "
                                            "'inconclusive' and retried by the next fuzz.")]
 SchedulerOpt = Annotated[str, typer.Option("--scheduler", help="halving (probe every harness, then more time to those "
                                            "with signal) or even (the same share for every harness).")]

@@ -60,7 +60,7 @@ class RunSummary(BaseModel):
     fuzz_exit_reason: str | None
     stages: StageCounts
     verdicts: dict[str, int] = Field(description="Findings of this run per verdict.")
-    inconclusive: int = Field(description="Harnesses with too few executed inputs; the next fuzz retries them.")
+    inconclusive: int = Field(description="Harnesses with too few compared inputs to pass; the next fuzz retries them.")
     not_applicable: list[ReasonCount] = Field(description="not_applicable findings of this run, by reason.")
     top_confirmed: list[TopFinding]
     top_suspicious: list[TopFinding]

@@ -1,7 +1,20 @@
-"""`compile:<backend>`: torch.compile of the target, one compiled callable per call structure, reused across inputs."""
+"""`compile:<backend>`: torch.compile of the target, one compiled callable per call structure, reused across inputs.
+
+Note [Proof of compilation]
+A compiled mode compares nothing when dynamo leaves the target in eager: a frame it skips (a function under
+torch._dynamo.disable, a code object past its recompile limit), or a graph break that leaves every op outside
+the graphs. The mode therefore compiles through a thin recording backend that wraps the backend torch.compile
+would use (the same object, built the same way) and counts the runs of compiled graphs holding at least one
+op. A call during which no such graph ran raises NotApplicable("not compiled: ..."): that input is counted
+as not applicable, never as a pass. Per harness (per mode instance) the mode also keeps dynamo's counters
+(frames, graphs, ops captured, graph breaks with their reasons, inductor's extern/fallback kernels) for the
+evidence (`CompileRecord`, evidence["compiled"]).
+"""
 
 from __future__ import annotations
 
+from collections import Counter
+from dataclasses import dataclass, field
 from typing import Any
 
 import torch
@@ -49,12 +62,146 @@ def _fresh_wrapper(fn: Any, rebuild: Any) -> Any:
     return namespace["_compiled_entry"]
 
 
+_OP_NODES = ("call_function", "call_method", "call_module")
+
+
+def _node_name(node: Any) -> str:
+    target = node.target
+    if node.op == "call_function":
+        name = getattr(target, "__name__", None) or str(target)
+        module = getattr(target, "__module__", None)
+        return f"{module}.{name}" if module and not str(name).startswith(module) else str(name)
+    return f"{node.op}:{target}"
+
+
+class _RecordingBackend:
+    """Note [Proof of compilation]: the real backend, plus a record of its graphs and of their runs."""
+
+    def __init__(self, backend: str, mode: str | None, dynamic: bool | None) -> None:
+        # Built as torch.compile builds it for a backend name (inductor honours `mode` the same way).
+        if backend == "inductor":
+            self.real: Any = torch._TorchCompileInductorWrapper(mode, None, dynamic)
+        else:
+            self.real = torch._TorchCompileWrapper(backend, mode, None, dynamic)
+        self.__name__ = f"transfuzz_recording_{backend}"
+        self.graphs = 0  # graphs handed to the backend
+        self.op_graphs = 0  # of those, graphs holding at least one op
+        self.graph_runs: list[tuple[str, ...]] = []  # op names of each compiled graph that ran (drained per call)
+
+    def __call__(self, gm: Any, example_inputs: Any) -> Any:
+        ops = tuple(_node_name(n) for n in gm.graph.nodes if n.op in _OP_NODES)
+        compiled = self.real(gm, example_inputs)
+        self.graphs += 1
+        if not ops:
+            return compiled
+        self.op_graphs += 1
+        runs = self.graph_runs
+
+        def run(*args: Any, **kwargs: Any) -> Any:
+            runs.append(ops)
+            return compiled(*args, **kwargs)
+
+        if hasattr(compiled, "_boxed_call"):
+            run._boxed_call = compiled._boxed_call  # type: ignore[attr-defined]
+        return run
+
+    def reset(self) -> None:
+        reset = getattr(self.real, "reset", None)
+        if callable(reset):
+            reset()
+
+
+@dataclass
+class _Compiled:
+    fn: Any
+    recorder: _RecordingBackend
+    break_reasons: Counter = field(default_factory=Counter)  # graph breaks seen while compiling this callable
+
+
+def _counters() -> dict[str, Any]:
+    from torch._dynamo.utils import counters
+
+    return {"frames_total": counters["frames"]["total"], "frames_ok": counters["frames"]["ok"],
+            "graphs": counters["stats"]["unique_graphs"], "graph_ops": counters["stats"]["calls_captured"],
+            "extern_kernels": counters["inductor"]["extern_calls"], "breaks": dict(counters["graph_break"])}
+
+
+def _reason_line(reason: str) -> str:
+    return (str(reason).strip().splitlines() or ["?"])[0][:160]
+
+
+@dataclass
+class CompileRecord:
+    """What dynamo and the backend did over one harness's calls of a compiled mode (evidence["compiled"])."""
+
+    backend: str
+    calls: int = 0  # calls of the compiled callable
+    compiled_calls: int = 0  # calls during which a compiled graph holding an op ran
+    not_compiled_calls: int = 0  # calls that ran no compiled op: "not compiled", never compared
+    frames_total: int = 0  # frames dynamo converted (first compilations and recompilations)
+    frames_ok: int = 0
+    graphs: int = 0  # graphs dynamo compiled (counters["stats"]["unique_graphs"])
+    graph_ops: int = 0  # ops captured in those graphs
+    graph_breaks: int = 0
+    extern_kernels: int = 0  # inductor: ops run as extern / fallback ATen kernels inside compiled code
+    break_reasons: Counter = field(default_factory=Counter)
+    ops: Counter = field(default_factory=Counter)  # ops of the compiled graphs that ran, per graph run
+    not_compiled_reasons: Counter = field(default_factory=Counter)
+
+    def add(self, before: dict[str, Any], after: dict[str, Any]) -> list[str]:
+        """Book dynamo's counter deltas of one call; the graph-break reasons it added."""
+        for key in ("frames_total", "frames_ok", "graphs", "graph_ops", "extern_kernels"):
+            setattr(self, key, getattr(self, key) + max(0, after[key] - before[key]))
+        added: list[str] = []
+        for reason, count in after["breaks"].items():
+            delta = count - before["breaks"].get(reason, 0)
+            if delta > 0:
+                self.graph_breaks += delta
+                self.break_reasons[_reason_line(reason)] += delta
+                added.extend([_reason_line(reason)] * delta)
+        return added
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"backend": self.backend, "calls": self.calls, "compiled_calls": self.compiled_calls,
+                "not_compiled_calls": self.not_compiled_calls, "frames_total": self.frames_total,
+                "frames_ok": self.frames_ok, "graphs": self.graphs, "graph_ops": self.graph_ops,
+                "graph_breaks": self.graph_breaks, "extern_kernels": self.extern_kernels,
+                "break_reasons": dict(self.break_reasons.most_common(5)),
+                "ops": dict(self.ops.most_common(10)),
+                "not_compiled_reasons": dict(self.not_compiled_reasons.most_common(3))}
+
+
+def _not_compiled_reason(entry: _Compiled, added_breaks: list[str]) -> str:
+    breaks = added_breaks or [reason for reason, _ in entry.break_reasons.most_common(1)]
+    if breaks:
+        return f"not compiled: dynamo ran the target outside compiled graphs (graph break: {breaks[0]})"
+    if entry.recorder.graphs:
+        return "not compiled: dynamo's graphs hold no op (the result was computed while tracing or in eager)"
+    return "not compiled: dynamo compiled no graph (the frame was skipped)"
+
+
+def compile_mode_of(mode: Any) -> CompileMode | None:
+    """The compile mode a mode runs through: itself, or the forward of a `grad:compile:<backend>` mode."""
+    for candidate in (mode, getattr(mode, "inner", None)):
+        if isinstance(candidate, CompileMode):
+            return candidate
+    return None
+
+
 class CompileMode(Mode):
     dispatch_observable = False
 
     # Compilations (first calls and recompilations) this mode has triggered: the campaign books the
     # time of a call that compiled as compile time, apart from execution time.
     compiles = 0
+
+    @property
+    def record(self) -> CompileRecord:
+        """This mode instance's (one harness's) CompileRecord."""
+        record = self.__dict__.get("_record")
+        if record is None:
+            record = self.__dict__["_record"] = CompileRecord(backend=self.backend)
+        return record
 
     @property
     def backend(self) -> str:
@@ -73,19 +220,35 @@ class CompileMode(Mode):
         tensors, rebuild = split_tensors(sample.tree())
         key = f"{self.name}|{sorted(self.options.items())}|{target.api}|{id(fn)}|" + structure_key(
             sample.tree(), with_shapes=False)
-        compiled = _COMPILED.get(key)
-        if compiled is None:
-            kwargs = {k: self.options[k] for k in COMPILE_OPTIONS if k in self.options}
-            compiled = torch.compile(_fresh_wrapper(fn, rebuild), backend=self.backend, **kwargs)
-            _COMPILED[key] = compiled
-        from torch._dynamo.utils import counters
-
-        frames = counters["frames"]["total"]
+        entry = _COMPILED.get(key)
+        if entry is None:
+            kwargs = {k: self.options[k] for k in ("dynamic", "fullgraph") if k in self.options}
+            recorder = _RecordingBackend(self.backend, self.options.get("mode"), self.options.get("dynamic"))
+            entry = _COMPILED[key] = _Compiled(torch.compile(_fresh_wrapper(fn, rebuild), backend=recorder, **kwargs),
+                                               recorder)
+        record = self.record
+        before = _counters()
+        entry.recorder.graph_runs.clear()
         try:
-            return compiled(*tensors)
+            out = entry.fn(*tensors)
         finally:
-            if counters["frames"]["total"] != frames:
+            after = _counters()
+            if after["frames_total"] != before["frames_total"]:
                 self.compiles += 1
+            added = record.add(before, after)
+            entry.break_reasons.update(added)
+            record.calls += 1
+        ran = list(entry.recorder.graph_runs)
+        entry.recorder.graph_runs.clear()
+        if not ran:  # Note [Proof of compilation]
+            reason = _not_compiled_reason(entry, added)
+            record.not_compiled_calls += 1
+            record.not_compiled_reasons[reason] += 1
+            raise NotApplicable(reason)
+        record.compiled_calls += 1
+        for ops in ran:
+            record.ops.update(ops)
+        return out
 
     def config(self) -> dict[str, Any]:
         import torch._inductor.config as inductor_config

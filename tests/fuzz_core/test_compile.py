@@ -42,6 +42,7 @@ def test_wrong_compile_backend_is_confirmed_and_honest_inductor_is_not(tmp_path)
     assert ev["backend_ablation"]["inductor"] == "matches" and ev["backend_ablation"]["eager"] == "matches"
     assert ev["config"]["inductor.fallback_random"] is True
     assert honest.verdict == "passed", honest.reason
+    assert honest.evidence["compiled"]["compiled_calls"] == honest.evidence["compared"]
 
 
 @pytest.mark.compile
@@ -74,6 +75,11 @@ def test_a_compiled_callable_is_reused_for_value_mutations(tmp_path) -> None:
     assert 1 <= ev["compiles"] < result.executions / 20
     assert ev["compile_s"] > 0 and ev["execute_s"] > 0
     assert ev["compile_s"] + ev["execute_s"] <= result.elapsed_s
+    # dynamo's own counters for this harness say the same: few frames converted, every call ran compiled code
+    compiled = ev["compiled"]
+    assert compiled["frames_total"] == ev["compiles"] and 1 <= compiled["graphs"] <= compiled["frames_total"]
+    assert compiled["compiled_calls"] == compiled["calls"] >= result.executions
+    assert compiled["graph_breaks"] == 0 and compiled["not_compiled_calls"] == 0
 
 
 @pytest.mark.compile
@@ -84,3 +90,31 @@ def test_a_compilation_longer_than_the_budget_still_reaches_the_minimum_inputs(t
     result = run_harness(spec, budget_s=0.05, workdir=tmp_path, min_inputs=50)
     assert result.evidence["compile_s"] > 0.05  # the first compilation alone outlasts the budget
     assert result.verdict == "passed" and result.executions >= 50, result.reason
+
+
+SKIPPED_FRAME = '''
+def make_inputs(seed):
+    g = torch.Generator().manual_seed(seed)
+    return (torch.randn(4, 5, generator=g),), {}
+
+@torch._dynamo.disable
+def target(x):
+    return torch.sin(x) * 2
+'''
+
+
+@pytest.mark.compile
+@pytest.mark.parametrize("mode", ["compile:inductor", "grad:compile:inductor"])
+def test_a_target_dynamo_skips_is_not_compiled_never_passed(mode: str, tmp_path) -> None:
+    """Note [Proof of compilation]: eager against an eager run under torch.compile compares nothing."""
+    from fuzz_core import run_harness
+
+    spec = HarnessSpec(api="planted.skipped", input_source="code", code=SKIPPED_FRAME, test_mode=mode)
+    result = run_harness(spec, max_executions=8, workdir=tmp_path)
+    assert result.verdict == "not_applicable", result.reason
+    assert result.reason.startswith("not compiled: dynamo ran the target outside compiled graphs (graph break: "
+                                    "Skip calling `torch.compiler.disable()`d function)"), result.reason
+    compiled = result.evidence["compiled"]
+    assert compiled["calls"] >= 1 and compiled["compiled_calls"] == 0 and compiled["graph_ops"] == 0
+    assert compiled["not_compiled_calls"] == compiled["calls"] and compiled["graph_breaks"] >= 1
+    assert result.evidence["compared"] == 0

@@ -11,7 +11,13 @@ def _state(hid: int, *results: HarnessResult) -> TaskState:
 
 
 def _passed(executions: int, **evidence: object) -> HarnessResult:
-    return HarnessResult("passed", f"{executions} inputs agree", executions, 1.0, dict(evidence))
+    """A passed round; every input compared unless the evidence says otherwise."""
+    return HarnessResult("passed", f"{executions} inputs agree", executions, 1.0, {"compared": executions, **evidence})
+
+
+def _inconclusive(executions: int, compared: int) -> HarnessResult:
+    return HarnessResult("inconclusive", f"only {compared} inputs compared", executions, 1.0,
+                         {"compared": compared, "invalid_inputs": executions - compared})
 
 
 def test_a_difference_near_tolerance_scores_above_an_exact_agreement() -> None:
@@ -47,3 +53,24 @@ def test_the_strongest_verdict_of_any_round_is_kept() -> None:
     found = HarnessResult("suspicious", "amplification", 5, 1.0, {"max_abs_diff": 1.0})
     result = aggregate(_state(1, _passed(10), found), 50, HarnessResult)
     assert result.verdict == "suspicious" and result.evidence["max_abs_diff"] == 1.0 and result.executions == 15
+
+
+def test_a_pass_counts_compared_inputs_not_executed_ones() -> None:
+    result = aggregate(_state(1, _passed(80, compared=3, invalid_inputs=77)), 50, HarnessResult)
+    assert result.verdict == "inconclusive" and result.executions == 80, result.reason
+    assert "only 3 inputs compared" in result.reason and "77 rejected" in result.reason
+    assert result.evidence["compared_total"] == 3
+
+
+def test_rounds_too_short_alone_pass_on_their_compared_inputs_together() -> None:
+    result = aggregate(_state(1, _inconclusive(40, 30), _inconclusive(40, 30)), 50, HarnessResult)
+    assert result.verdict == "passed" and result.evidence["compared_total"] == 60, result.reason
+
+
+def test_a_pass_that_does_not_say_how_many_inputs_it_compared_is_not_earned() -> None:
+    silent = HarnessResult("passed", "80 inputs agree", 80, 1.0, {})
+    assert aggregate(_state(1, silent), 50, HarnessResult).verdict == "inconclusive"
+
+
+def test_too_few_compared_inputs_add_signal_however_many_executed() -> None:
+    assert signal_score(_state(1, _passed(80, compared=3)), 50) > signal_score(_state(2, _passed(80)), 50)
