@@ -11,6 +11,7 @@ in fuzz_core/evidence.py); a check may return `Skipped(reason)` to say it does n
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -84,8 +85,11 @@ def recorded(details: dict[str, Any]) -> list[CheckOutcome]:
 
 
 def _about(check: Callable[..., Any]) -> str:
-    """The first line of a check's docstring: what it asks, said where it held."""
-    return ((check.__doc__ or "").strip().splitlines() or [""])[0]
+    """The first sentence of a check's docstring (without DESIGN.md's check number): what it asks, said where it held."""
+    text = " ".join((check.__doc__ or "").split())
+    text = re.sub(r"^\d+\.\s*", "", text)
+    match = re.match(r"(.+?[.?!])(\s|$)", text)
+    return match.group(1) if match else text
 
 
 def _new_figures(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:

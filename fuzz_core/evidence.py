@@ -179,6 +179,16 @@ def json_number(value: Any) -> Any:
 
 _FIELDS = {f.name for f in dataclasses.fields(Evidence)}
 
+# The typed fields that describe the finding's failing input and what ran on it (not the campaign): when a
+# minimised input becomes the finding's one input, these move under "original" and are measured anew
+# (Note [One input per finding] in fuzz_core/minimise_finding.py). The Finding's own details join them.
+FINDING_FIELDS: frozenset[str] = frozenset({
+    "location", "mismatch_kind", "detail", "max_abs_diff", "max_rel_diff", "mismatch_count", "first_index",
+    "tolerance", "ref_error_vs_fp64", "test_error_vs_fp64", "fp64_detail", "input", "recipe", "backend_ablation",
+    "first_divergent_op", "backend_bisection", "instrumentation", "localisation_error", "inputs_path",
+    "outputs_path", "outputs_skipped", "repro_path", "harness_path", "repro_skipped", "checks",
+})
+
 
 def backend_ablation(target: Target, sample: Sample, options: dict[str, Any], reseed: int | None,
                      test_mode: str = "compile:inductor") -> dict[str, str]:

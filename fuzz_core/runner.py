@@ -115,19 +115,27 @@ def _write_artifacts(spec: HarnessSpec, campaign: Campaign, sample: Sample, work
     return paths
 
 
+def mismatch_evidence(finding: Finding) -> dict[str, Any]:
+    """The evidence keys a Finding itself gives: its mismatch's figures and its details (the checks among them)."""
+    out: dict[str, Any] = {}
+    mismatch = finding.mismatch
+    if mismatch is not None:
+        out.update(
+            location=mismatch.path, mismatch_kind=mismatch.kind, detail=mismatch.detail,
+            max_abs_diff=mismatch.max_abs_diff, max_rel_diff=mismatch.max_rel_diff,
+            mismatch_count=mismatch.mismatch_count, first_index=mismatch.first_index,
+            tolerance={"rtol": mismatch.rtol, "atol": mismatch.atol},
+        )
+    out.update(finding.details)
+    return out
+
+
 def result_for_finding(spec: HarnessSpec, campaign: Campaign, finding: Finding, workdir: Path,
                        elapsed: float) -> HarnessResult:
     evidence = _base_evidence(spec, campaign)
     mismatch = finding.mismatch
     location = finding.key
-    if mismatch is not None:
-        evidence.update(dict(
-            location=mismatch.path, mismatch_kind=mismatch.kind, detail=mismatch.detail,
-            max_abs_diff=mismatch.max_abs_diff, max_rel_diff=mismatch.max_rel_diff,
-            mismatch_count=mismatch.mismatch_count, first_index=mismatch.first_index,
-            tolerance={"rtol": mismatch.rtol, "atol": mismatch.atol},
-        ))
-    evidence.update(finding.details)
+    evidence.update(mismatch_evidence(finding))
     evidence.input = describe_sample(finding.entry.sample)
     evidence.recipe = {"seed_index": finding.entry.recipe[0], "steps": [list(s) for s in finding.entry.recipe[1]]}
     if finding.verdict == V.CONFIRMED and spec.test_mode.startswith("compile:") and campaign.target is not None:

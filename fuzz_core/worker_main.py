@@ -64,11 +64,11 @@ def main() -> int:
                                      instrument=task.get("instrument") or "op",
                                      min_inputs=int(task.get("min_inputs") or 0))
                 if task.get("minimise_s") and result.verdict == "confirmed":  # Note [Shrinking failing inputs]
-                    from fuzz_core.minimise_finding import minimise_finding
+                    from fuzz_core.minimise_finding import minimise_result
 
                     progress.write({"task": task["id"], "phase": "minimise"})
-                    result.evidence["minimised"] = minimise_finding(spec, result, task["workdir"],
-                                                                    budget_s=float(task["minimise_s"]))
+                    # Note [One input per finding]: the smallest input becomes the finding's input.
+                    result = minimise_result(spec, result, task["workdir"], budget_s=float(task["minimise_s"]))
                 answer = {"ok": True, "result": result.to_dict()}
         except Exception as exc:  # a tool bug: report it, keep serving
             answer = {"ok": False, "error": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc()[-3000:]}

@@ -72,7 +72,10 @@ def render_markdown(report: Report) -> str:
         if report.full_repro_file:
             attached = code_span(report.full_repro_file) + (
                 f" with its inputs {code_span(report.repro_inputs_file)}" if report.repro_inputs_file else "")
-            out += [f"Attached: the fuzzer's full oracle script {attached} (the original, unminimised input"
+            lead = next((f for f in report.findings if f.id == report.representative_finding), None)
+            adopted = lead is not None and isinstance(lead.evidence.get("original"), dict)
+            which = "the same minimised input" if adopted else "the original, unminimised input"
+            out += [f"Attached: the fuzzer's full oracle script {attached} ({which}"
                     + (f"; {report.repro_note}" if report.repro_note else "") + ").", ""]
     elif report.repro.strip():
         out += [

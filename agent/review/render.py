@@ -26,7 +26,7 @@ EVIDENCE_ORDER = (
     "torch_version",
 )
 # Printed in sections of their own, not as raw evidence lines.
-OWN_SECTIONS = ("checks",)
+OWN_SECTIONS = ("checks", "original")
 
 
 def _value(value: Any) -> str:
@@ -104,6 +104,9 @@ def _detail_lines(detail: FindingDetail) -> list[str]:
         lines += ["", "Values:"] + [strip_control(line) for line in value_lines(detail.values)]
     lines += ["", "Evidence:"]
     lines += evidence_lines(detail.evidence) or ["  (none)"]
+    if isinstance(detail.evidence.get("original"), dict):
+        lines.append("  (every figure above is from the minimised input; what the fuzzer first found is kept under "
+                     "evidence 'original', shown by --json)")
     lines += ["", "Repro:"]
     lines += _block(detail.repro.rstrip("\n")) if detail.repro.strip() else ["  (no repro stored)"]
     lines += ["", "Reviews:"]

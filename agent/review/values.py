@@ -130,6 +130,8 @@ def finding_values(evidence: dict[str, Any]) -> FindingValues:
                        "confirmed finding); --replay recomputes them in the sandbox")
     path, kind = (minimised.get("inputs_path"), "minimised") if outputs is not None else (
         evidence.get("inputs_path"), "original")
+    if isinstance(evidence.get("original"), dict) and path == minimised.get("inputs_path"):
+        kind = "minimised"  # adopted as the finding's one input (Note [One input per finding] in fuzz_core)
     inputs: list[TensorValues | dict[str, Any]] = []
     if not path:
         missing.append("no saved input")

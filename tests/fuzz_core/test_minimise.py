@@ -62,4 +62,5 @@ def test_worker_minimises_a_confirmed_finding_and_writes_a_short_repro_that_exit
     assert shrink["elements_after"] < shrink["elements_before"]
     assert minimised["short_repro_exit"] == 1, minimised.get("short_repro_output")
     assert minimised["short_repro_lines"] <= 22
-    assert minimised["inputs_path"] != result.evidence["inputs_path"]  # stored beside the original
+    assert minimised["inputs_path"] != result.evidence["original"]["inputs_path"]  # stored beside the original
+    assert result.evidence["inputs_path"] == minimised["inputs_path"]  # Note [One input per finding]

@@ -99,6 +99,24 @@ def test_show_of_a_finding_stored_without_checks_says_so(store: Store, populated
     assert "held" not in out
 
 
+def test_show_of_a_minimised_finding_shows_one_input(store: Store, tmp_path) -> None:
+    from fuzz_core import HarnessSpec, run_harness
+    from fuzz_core.minimise_finding import minimise_result
+    from tests.fuzz_core.test_one_input_per_finding import THRESHOLD
+
+    spec = HarnessSpec(api="planted.threshold", input_source="code", code=THRESHOLD, test_mode="layout:noncontiguous")
+    result = run_harness(spec, max_executions=1, workdir=tmp_path, instrument="none")
+    result = minimise_result(spec, result, tmp_path, budget_s=30)
+    with store.session() as session:
+        finding_id = add_finding(session, build_lineage(session).harness_id, **result.evidence)
+        session.get(Finding, finding_id).reason = result.reason  # type: ignore[union-attr]
+    out = _invoke(store, "review", "show", str(finding_id)).stdout
+    elements = len(result.evidence["minimised"]["figures"]["test_values"])
+    assert f"of {elements} elements differ" in out and "of 48 elements differ" not in out
+    assert "input (the minimised input" in out
+    assert f"mismatch_count: {result.evidence['mismatch_count']}" in out
+
+
 def test_show_a_direct_harness_finding(store: Store, populated: dict[str, int]) -> None:
     result = _invoke(store, "--json", "review", "show", str(populated["direct"]))
     assert result.exit_code == 0, result.stderr

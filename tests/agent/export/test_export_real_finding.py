@@ -83,7 +83,7 @@ def test_minimised_real_finding_gets_a_short_repro_that_exits_1_in_the_sandbox(e
     assert eval(literal, {"torch": torch}).numel() == 1  # noqa: S307 - one element, written inline
     report = (exported["out"] / entry["file"]).read_text()
     assert "```python\n" + script.rstrip() + "\n```" in report  # the short repro itself is in the report
-    # The long oracle script and the original input stay attached.
+    # The long oracle script and its input (the minimised one: Note [One input per finding]) stay attached.
     assert all((exported["out"] / name).exists() for name in entry["repro_files"] + entry["inputs_files"])
     assert "- [ ]" not in report
 
