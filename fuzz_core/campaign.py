@@ -228,6 +228,12 @@ class Campaign:
             raise NotApplicable(f"{self.spec.api} returns uninitialised memory: no value to compare")
         if self.target.short_name in UNORDERED_OUTPUT_APIS and self.spec.oracle == "value":
             raise NotApplicable(f"{self.spec.api}: eigenvalue order and eigenvector phase are not defined")
+        from fuzz_core.target import ADDRESS_APIS, LAYOUT_QUERY_APIS
+
+        if self.target.short_name in ADDRESS_APIS or (self.target.short_name in LAYOUT_QUERY_APIS
+                                                      and self.test.name.startswith("layout:")):
+            raise NotApplicable(f"{self.spec.api} reports the memory layout or address itself: "
+                                f"{self.test.name} changes it by definition")
         low = self.test.compute_dtype
         if low is not None:
             from fuzz_core.target import BIT_LEVEL_APIS

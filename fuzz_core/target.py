@@ -31,6 +31,11 @@ UNORDERED_OUTPUT_APIS = frozenset({"eig", "eigvals"})
 
 # Outputs that depend on the bit pattern of the dtype, not on the values: no precision comparison.
 BIT_LEVEL_APIS = frozenset({"hash_tensor"})
+# Outputs that report the memory layout or address itself: a layout mode changes them by definition, and an
+# address differs between any two runs.
+LAYOUT_QUERY_APIS = frozenset({"is_contiguous", "stride", "storage_offset", "is_non_overlapping_and_dense",
+                               "data_ptr", "untyped_storage", "storage", "is_set_to", "_is_view", "is_view"})
+ADDRESS_APIS = frozenset({"data_ptr", "untyped_storage", "storage", "is_set_to"})
 
 INDEX_APIS = frozenset({"argmax", "argmin", "argsort", "topk", "sort", "max", "min", "kthvalue", "mode", "median",
                         "nanmedian", "msort", "cummax", "cummin", "unique", "searchsorted"})

@@ -190,3 +190,12 @@ def test_genuine_compiled_bug_stays_confirmed(name: str, tmp_path) -> None:
 
 def test_the_corpus_is_large_enough() -> None:
     assert len(FALSE_ALARMS) >= 30 and len(GENUINE) + len(GENUINE_COMPILED) >= 4
+
+
+def test_a_layout_query_under_a_layout_mode_is_not_applicable(tmp_path) -> None:
+    # is_contiguous answers a question about the layout: a non-contiguous copy changes the answer by definition.
+    spec = Case("torch.Tensor.is_contiguous", "return (torch.randn(4, 3, generator=g),), {}", "eager",
+                "layout:noncontiguous").spec()
+    result = run_harness(spec, max_executions=10, workdir=tmp_path, instrument="none")
+    assert result.verdict == "not_applicable", result.reason
+    assert "layout" in result.reason
