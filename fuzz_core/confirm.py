@@ -554,7 +554,10 @@ def check_nan_inf(h: Campaign, entry: CorpusEntry, test: Execution) -> Finding |
         return "pass"
     path, count, first = hit
     key = f"nan_inf:{path}"
-    mismatch = Mismatch("nan_inf", path, f"{count} NaN/Inf where float64 is finite", math.inf, math.inf, count, first)
+    leaf = dict(output_leaves(test.output)).get(path)
+    shape = list(leaf.shape) if isinstance(leaf, torch.Tensor) else None
+    mismatch = Mismatch("nan_inf", path, f"{count} NaN/Inf where float64 is finite", math.inf, math.inf, count, first,
+                        shape=shape)
     details: dict[str, Any] = {}
     outcomes = recorded(details)
     outcomes += [reference_accepts(),

@@ -113,7 +113,8 @@ class Evidence:
     max_abs_diff: Any = None
     max_rel_diff: Any = None
     mismatch_count: int | None = None
-    first_index: list[int] | None = None
+    first_index: list[int] | None = None  # in the coordinates of the output leaf `location`, of shape output_shape
+    output_shape: list[int] | None = None
     tolerance: dict[str, float] | None = None
     ref_error_vs_fp64: Any = None
     test_error_vs_fp64: Any = None
@@ -184,9 +185,9 @@ _FIELDS = {f.name for f in dataclasses.fields(Evidence)}
 # (Note [One input per finding] in fuzz_core/minimise_finding.py). The Finding's own details join them.
 FINDING_FIELDS: frozenset[str] = frozenset({
     "location", "mismatch_kind", "detail", "max_abs_diff", "max_rel_diff", "mismatch_count", "first_index",
-    "tolerance", "ref_error_vs_fp64", "test_error_vs_fp64", "fp64_detail", "input", "recipe", "backend_ablation",
-    "first_divergent_op", "backend_bisection", "instrumentation", "localisation_error", "inputs_path",
-    "outputs_path", "outputs_skipped", "repro_path", "harness_path", "repro_skipped", "checks",
+    "output_shape", "tolerance", "ref_error_vs_fp64", "test_error_vs_fp64", "fp64_detail", "input", "recipe",
+    "backend_ablation", "first_divergent_op", "backend_bisection", "instrumentation", "localisation_error",
+    "inputs_path", "outputs_path", "outputs_skipped", "repro_path", "harness_path", "repro_skipped", "checks",
 })
 
 

@@ -126,6 +126,8 @@ def mismatch_evidence(finding: Finding) -> dict[str, Any]:
             mismatch_count=mismatch.mismatch_count, first_index=mismatch.first_index,
             tolerance={"rtol": mismatch.rtol, "atol": mismatch.atol},
         )
+        if mismatch.shape is not None:
+            out["output_shape"] = mismatch.shape
     out.update(finding.details)
     return out
 

@@ -181,7 +181,10 @@ def _observed(finding: FindingRecord, reference: str, test: str) -> list[str]:
         if "mismatch_count" in evidence:
             where += f" at {markdown_inline(_fmt(evidence['mismatch_count']))} element(s)"
         if "first_index" in evidence:
-            where += f", first at index {markdown_inline(_fmt(evidence['first_index']))}"
+            # In the coordinates of the differing output (its shape when recorded), not of an input.
+            shape = evidence.get("output_shape")
+            of = f" of the output (shape {markdown_inline(_fmt(shape))})" if isinstance(shape, list) else " of the output"
+            where += f", first at index {markdown_inline(_fmt(evidence['first_index']))}{of}"
         output = evidence.get("location")
         in_output = f" in output {code_span(output)}" if isinstance(output, str) and output and output != "out" else ""
         lines.append(f"{mode_words(test)} vs {mode_words(reference)}{in_output}: {diff}{where}")

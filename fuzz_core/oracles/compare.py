@@ -25,10 +25,11 @@ class Mismatch:
     max_abs_diff: float = 0.0
     max_rel_diff: float = 0.0
     mismatch_count: int = 0
-    first_index: list[int] | None = None
+    first_index: list[int] | None = None  # in the coordinates of this output leaf (`shape`)
     rtol: float = 0.0
     atol: float = 0.0
     numel: int = 0
+    shape: list[int] | None = None  # the output leaf's shape, which first_index indexes
 
 
 @dataclass
@@ -126,7 +127,7 @@ def compare_tensors(ref: torch.Tensor, test: torch.Tensor, path: str, *, low_dty
     max_rel = float(finite_rel.max()) if finite_rel.numel() and finite.numel() == bad_diff.numel() else math.inf
     first = [int(i) for i in torch.nonzero(bad)[0].tolist()] if bad.dim() else []
     return Mismatch("value", path, f"{count} of {ref.numel()} elements differ", max_abs, max_rel, count, first,
-                    rtol, atol, ref.numel())
+                    rtol, atol, ref.numel(), list(ref.shape))
 
 
 def compare_outputs(ref_out: Any, test_out: Any, *, low_dtype: torch.dtype | None = None, compares_dtype: bool = True,

@@ -132,7 +132,28 @@ def test_first_index_of_a_one_dimensional_output_has_one_coordinate() -> None:
     ref = torch.tensor([1.0, 2.0, 3.0, 4.0])
     test = torch.tensor([1.0, 2.0, -math.inf, 4.0])
     mismatch = compare_outputs(ref, test).first
-    assert mismatch.first_index == [2]
+    assert (mismatch.first_index, mismatch.shape) == ([2], [4])
+
+
+# A 1-D input whose output is 2-D: the index is the output's, and the evidence names the output's shape.
+OUTER = '''
+def make_inputs(seed):
+    return (torch.arange(1, 4, dtype=torch.float32),), {}
+
+def target(x):
+    out = torch.outer(x, x)
+    if not x.is_contiguous():
+        out = out + (out > 5) * 1e-2
+    return out
+'''
+
+
+def test_first_index_is_in_the_coordinates_of_the_output_it_names(tmp_path) -> None:
+    spec = HarnessSpec(api="planted.outer", input_source="code", code=OUTER, test_mode="layout:noncontiguous")
+    result = run_harness(spec, max_executions=1, workdir=tmp_path, instrument="none")
+    assert result.verdict == "confirmed", result.reason
+    assert result.evidence["output_shape"] == [3, 3]
+    assert result.evidence["first_index"] == [1, 2]  # 2 * 3 = 6 is the first product above 5
 
 
 def test_stored_checks_read_back_as_typed_outcomes() -> None:
