@@ -11,7 +11,7 @@ from pydantic import BaseModel
 
 from agent.export.bundle import BundledRepro
 from agent.export.environment import Environment
-from agent.export.rules import DEFAULT_TOLERANCES, RuleCheck, all_met, check_rules
+from agent.export.rules import RuleCheck, all_met, check_rules
 from agent.export.title import bracket, mode_words, title
 from agent.export.verify import ReproCheck
 from agent.review import lineage
@@ -19,6 +19,7 @@ from agent.review.checks import recorded_checks
 from agent.review.views import formal_text
 from agent.text_safety import code_span, markdown_inline, one_line, strip_control
 from db.queries.findings import FindingRecord, SignatureGroup
+from fuzz_core.oracles.tolerance import default_tolerance
 
 
 class ReportFinding(BaseModel):
@@ -242,7 +243,7 @@ def _expected(finding: FindingRecord, reference: str, test: str, dtype: str | No
     if finding.verdict in ("crash", "hang"):
         lines.append(f"{mode_words(test)} returns what {mode_words(reference)} returns, or raises the same exception")
     else:
-        tolerance = DEFAULT_TOLERANCES.get(dtype or "")
+        tolerance = default_tolerance(dtype)
         bound = f" (rtol={tolerance[0]:g}, atol={tolerance[1]:g} for {markdown_inline(dtype)})" if tolerance else ""
         lines.append(
             f"{mode_words(test)} matches {mode_words(reference)} within torch.testing's default tolerances{bound},"

@@ -15,6 +15,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
+from fuzz_core.oracles.tolerance import default_tolerance
+
 Status = Literal["met", "not_met", "unclear", "n/a"]
 
 # APIs whose results are indices; comparing them is a known false alarm (ties).
@@ -22,15 +24,6 @@ _INDEX_APIS = {"argmax", "argmin", "argsort"}
 # APIs that return (values, indices): only the values may be compared.
 _VALUES_AND_INDICES_APIS = {"max", "min", "sort", "topk", "kthvalue", "mode", "median", "nanmedian", "cummax", "cummin"}
 
-# torch.testing.assert_close defaults (rtol, atol) per dtype.
-DEFAULT_TOLERANCES: dict[str, tuple[float, float]] = {
-    "float16": (1e-3, 1e-5),
-    "bfloat16": (1.6e-2, 1e-5),
-    "float32": (1.3e-6, 1e-5),
-    "float64": (1e-7, 1e-7),
-    "complex64": (1.3e-6, 1e-5),
-    "complex128": (1e-7, 1e-7),
-}
 _COMPARISONS = {"assert_close", "allclose", "isclose", "assertEqual", "same"}
 _PROJECT_IMPORT = re.compile(r"^\s*(?:from|import)\s+(?:agent|fuzz_core|db|transfuzz)\b", re.MULTILINE)
 
@@ -126,7 +119,7 @@ def _tolerance_rule(evidence: dict[str, Any], repro: str, dtype: str | None) -> 
     if evidence.get("mismatch_kind") == "nan_inf":
         return RuleCheck(rule=rule, status="n/a", detail="NaN/Inf where the float64 value is finite: no tolerance applies")
     used = evidence.get("tolerance")
-    default = DEFAULT_TOLERANCES.get(dtype or "")
+    default = default_tolerance(dtype)  # the one tolerance table (fuzz_core/oracles/tolerance.py)
     if isinstance(used, dict) and default is not None and {"rtol", "atol"} <= set(used):
         if (used["rtol"], used["atol"]) != default:
             return RuleCheck(rule=rule, status="not_met", detail=f"harness used rtol={used['rtol']}, atol={used['atol']}; {dtype} defaults are rtol={default[0]}, atol={default[1]}")

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import torch
 
-# (rtol, atol), the defaults of torch.testing.assert_close; other dtypes compare exactly.
-DTYPE_PRECISIONS: dict[torch.dtype, tuple[float, float]] = {
+# (rtol, atol) of torch.testing.assert_close, as torch 2.x documents them: used only where the installed torch
+# does not expose its own table (the floating and complex dtypes; other dtypes compare exactly).
+_ASSERT_CLOSE_DOCUMENTED: dict[torch.dtype, tuple[float, float]] = {
     torch.float16: (1e-3, 1e-5),
     torch.bfloat16: (1.6e-2, 1e-5),
     torch.float32: (1.3e-6, 1e-5),
@@ -16,6 +17,26 @@ DTYPE_PRECISIONS: dict[torch.dtype, tuple[float, float]] = {
     torch.complex64: (1.3e-6, 1e-5),
     torch.complex128: (1e-7, 1e-7),
 }
+
+
+def _assert_close_defaults() -> dict[torch.dtype, tuple[float, float]]:
+    """torch.testing's own per-dtype defaults where it exposes them (a private name, so with a fallback)."""
+    try:
+        from torch.testing._comparison import _DTYPE_PRECISIONS as installed
+    except ImportError:  # pragma: no cover - every torch 2.x has it
+        installed = {}
+    return {dtype: tuple(installed.get(dtype, documented))  # type: ignore[misc]
+            for dtype, documented in _ASSERT_CLOSE_DOCUMENTED.items()}
+
+
+# (rtol, atol), the defaults of torch.testing.assert_close; other dtypes compare exactly.
+DTYPE_PRECISIONS: dict[torch.dtype, tuple[float, float]] = _assert_close_defaults()
+
+
+def default_tolerance(dtype_name: str | None) -> tuple[float, float] | None:
+    """assert_close's (rtol, atol) for a dtype named as evidence stores it ("float32", "torch.float16"), or None."""
+    dtype = getattr(torch, (dtype_name or "").removeprefix("torch."), None)
+    return DTYPE_PRECISIONS.get(dtype) if isinstance(dtype, torch.dtype) else None
 
 # `tol` passed to torch._dynamo.utils.same: its allclose pre-check and its tol/10 slack on the fp64 rule.
 # float32 uses same()'s own default (the value PyTorch's accuracy checks run with).

@@ -92,3 +92,14 @@ def test_fallback_random_from_the_recorded_config() -> None:
     assert rng_status({"config": {"inductor.fallback_random": False}}) == "not_met"
     assert rng_status({}, "import torch._inductor.config\ntorch._inductor.config.fallback_random = True\n") == "met"
 
+
+def test_the_tolerance_rule_reads_the_engines_one_table() -> None:
+    import torch
+
+    from fuzz_core.oracles.tolerance import DTYPE_PRECISIONS
+
+    rtol, atol = DTYPE_PRECISIONS[torch.bfloat16]
+    checks = check_rules(api="torch.add", reference_mode="eager", test_mode="dtype:bfloat16",
+                         evidence={"tolerance": {"rtol": rtol, "atol": atol}}, repro="", collect_env_ok=True,
+                         dtype="bfloat16")
+    assert next(c for c in checks if c.rule == "default tolerances").status == "met"
