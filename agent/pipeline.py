@@ -77,19 +77,32 @@ def _source_profile_fn():  # type: ignore[no-untyped-def]
 
 
 def fuzz_stage(store: Store, config: Any, *, err: Console | None = None) -> dict[str, Any]:
+    """The source re-checks' repros (sandboxed, a share of the budget), then the campaign on what is left."""
+    import dataclasses
+
     from agent.campaign.stage import run_campaign
-    from db.queries.summary import record_source_recheck
+    from agent.transfer.source_recheck import record_harness_verdict
+    from agent.transfer.source_repro import SHARE_OF_FUZZ_BUDGET, check_source_repros, repro_share_s
+
+    repros = check_source_repros(store, sandbox=bool(config.sandbox), budget_s=repro_share_s(config.budget_s),
+                                 workers=config.workers)
+    if err is not None and repros.due:
+        err.print(f"source re-check, the reports' own repros (sandboxed): {repros.ran} run ({repros.reproduces}"
+                  f" reproduce, {repros.does_not_reproduce} do not, {repros.no_verdict} no verdict), {repros.not_run}"
+                  f" not run, {repros.left} left for the next fuzz", highlight=False)
+    config = dataclasses.replace(config, budget_s=max(config.budget_s - repros.seconds,
+                                                      (1 - SHARE_OF_FUZZ_BUDGET) * config.budget_s))
 
     def on_result(harness_id: int, result: Any) -> None:
         with store.session() as session:
-            record_source_recheck(session, harness_id, result.verdict, result.reason)
+            record_harness_verdict(session, harness_id, result.verdict, result.reason)
         if err is not None:
             from agent.text_safety import markup_safe  # reasons quote inputs: "[/x]" is data, not markup
 
             err.print(f"  harness {harness_id}: {markup_safe(result.verdict)} {markup_safe(result.reason[:100])}",
                       highlight=False)
 
-    return run_campaign(store, config, on_result=on_result).to_dict()
+    return {**run_campaign(store, config, on_result=on_result).to_dict(), "source_repros": repros.to_dict()}
 
 
 def summary(store: Store, *, top: int = 10) -> dict[str, Any]:

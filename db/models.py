@@ -95,6 +95,10 @@ class Pattern(Base):
     status: Mapped[str] = mapped_column(String(30), default="extracted")
     error: Mapped[str | None] = mapped_column(Text)
     source_reproduces: Mapped[bool | None] = mapped_column(Boolean)
+    # The source re-check (db/queries/source_recheck.py): its outcome (db.status.SOURCE_OUTCOMES) and what
+    # decided it (SOURCE_BASES); the whole record, with the repro run and the harness verdicts, is source_check.
+    source_outcome: Mapped[str | None] = mapped_column(String(30))
+    source_basis: Mapped[str | None] = mapped_column(String(30))
     source_check: Mapped[dict[str, Any]] = mapped_column(default=dict)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(default=utcnow, onupdate=utcnow)

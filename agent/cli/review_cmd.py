@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from enum import Enum
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -13,6 +13,9 @@ from agent.cli.sandbox_opt import NoSandboxOpt, sandbox_required
 from agent.review.views import FindingDetail, FindingSummary
 from agent.text_safety import markup_safe, rich_text
 from db.status import REVIEW_STATUSES, VERDICTS
+
+if TYPE_CHECKING:
+    from agent.review.known import IssueMatch
 
 review_app = typer.Typer(help="Review proposed findings.", no_args_is_help=True)
 
@@ -172,9 +175,19 @@ def _group_lines(ctx: typer.Context, finding_id: int) -> list[str]:
         group = next(g for g in group_by_root_cause(list_findings(session)) if g.cause.key == cause.key)
         lines = [f"{cause.symptom}; divergence at {cause.locus}",
                  "findings: " + ", ".join(str(f.id) for f in group.findings) + " (APIs: " + ", ".join(group.apis) + ")"]
-        lines += [f"possible duplicate of {m.repo}#{m.number} ({m.state}): {m.title} {m.url or ''}"
-                  for m in matching_issues(session, group)]
+        lines += [_match_line(m) for m in matching_issues(session, group)]
     return lines
+
+
+def _match_line(match: IssueMatch) -> str:
+    """One "already reported?" line: the source issue itself, or a possible duplicate (agent/review/known.py)."""
+    from agent.review.known import SOURCE_RELATION
+
+    link = f" {match.url}" if match.url else ""
+    if match.relation == SOURCE_RELATION:
+        return (f"already reported: {match.repo}#{match.number} ({match.state}), the source issue: {match.title}{link}"
+                f" — {'; '.join(match.matched)}; {match.note}")
+    return f"possible duplicate of {match.repo}#{match.number} ({match.state}): {match.title}{link}"
 
 
 def _decide(ctx: typer.Context, finding_id: int, decision: str, note: str | None, reviewer: str | None) -> None:

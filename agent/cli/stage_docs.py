@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import ConfigDict, computed_field
+from pydantic import ConfigDict, Field, computed_field
 
 from agent.cli.json_out import Measure, Versioned
 from agent.export.writer import ExportIndex
@@ -62,6 +62,9 @@ class FuzzOutput(_Open):
     left_pending: int
     verdicts: dict[str, int]
     elapsed_s: Measure = None
+    source_repros: dict[str, float | int] = Field(
+        default_factory=dict, description="The source re-check's sandboxed runs of the reports' own repros before the "
+        "campaign: due, ran, reproduces, does_not_reproduce, no_verdict, not_run, left (for the next fuzz), seconds.")
 
 
 class ExportOutput(ExportIndex, Versioned):

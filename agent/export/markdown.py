@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 
 from agent.export.report import Report
+from agent.review.known import SOURCE_RELATION
 from agent.text_safety import code_span, markdown_inline, strip_control
 
 _RULE_BOXES = {"met": "[x]", "n/a": "[x]", "not_met": "[ ]", "unclear": "[ ]"}
@@ -40,8 +41,14 @@ def _already_reported(report: Report) -> list[str]:
         url = duplicate.get("url")
         link = f"[{ref}]({url})" if isinstance(url, str) and url.startswith("https://github.com/") else ref
         matched = ", ".join(markdown_inline(str(m)) for m in duplicate.get("matched", [])[:4])
-        lines.append(f"- Possible duplicate of {link} ({markdown_inline(str(duplicate.get('state', '?')))}):"
-                     f" “{markdown_inline(str(duplicate.get('title', '')))}” — matched {matched}")
+        state = markdown_inline(str(duplicate.get("state", "?")))
+        title = markdown_inline(str(duplicate.get("title", "")))
+        if duplicate.get("relation") == SOURCE_RELATION:  # the finding is the reported bug itself (known.py)
+            note = f"; {markdown_inline(str(duplicate['note']))}" if duplicate.get("note") else ""
+            lines.append(f"- Already reported as {link} ({state}), the issue this pattern was extracted from:"
+                         f" “{title}” — {matched}{note}")
+            continue
+        lines.append(f"- Possible duplicate of {link} ({state}): “{title}” — matched {matched}")
     for entry in report.opinfo_known:
         reason = f": {markdown_inline(str(entry.get('reason')))}" if entry.get("reason") else ""
         lines.append(f"- OpInfo lists a {markdown_inline(str(entry.get('kind')))} for"
@@ -103,14 +110,12 @@ def render_markdown(report: Report) -> str:
     out += ["#### Where this comes from", ""]
     if report.source_issue is not None:
         source = report.source_issue
-        reproduces = {True: "still reproduces", False: "no longer reproduces", None: "was not re-checked"}[
-            source.source_reproduces
-        ]
         ref = markdown_inline(f"{source.repo}#{source.number}")
         link = f"[{ref}]({source.url})" if source.url.startswith("https://github.com/") else ref
         out.append(
             f"Transferred from {link} — “{markdown_inline(source.title)}” —"
-            f" reported on {code_span(source.api or '?')}; that original bug {reproduces} on the torch used here."
+            f" reported on {code_span(source.api or '?')}. Source re-check of that original bug on the torch used"
+            f" here: {markdown_inline(source.source_recheck)}."
         )
     else:
         out.append("Found by fuzzing the API directly; no source issue.")

@@ -48,7 +48,7 @@ def group_context(session: Any, group: RootCauseGroup) -> GroupContext:
     return GroupContext(
         root_cause=f"{group.cause.symptom}; divergence at {group.cause.locus}",
         possible_duplicates=[{"ref": f"{m.repo}#{m.number}", "url": m.url, "title": m.title, "state": m.state,
-                              "matched": m.matched} for m in known.issues],
+                              "matched": m.matched, "relation": m.relation, "note": m.note} for m in known.issues],
         opinfo_known=[asdict(e) for e in known.opinfo],
         known_expected_failure=known.known_expected_failure,
     )

@@ -18,6 +18,7 @@ from agent.review import lineage
 from agent.review.checks import recorded_checks
 from agent.review.views import formal_text
 from agent.text_safety import code_span, markdown_inline, one_line, strip_control
+from agent.transfer.source_recheck import recheck_text
 from db.queries.findings import FindingRecord, SignatureGroup
 from fuzz_core.oracles.tolerance import default_tolerance
 
@@ -43,6 +44,7 @@ class SourceIssue(BaseModel):
     url: str
     api: str | None
     source_reproduces: bool | None
+    source_recheck: str = "not checked"  # the source re-check with its basis (agent/transfer/source_recheck.py)
 
 
 class Transfer(BaseModel):
@@ -404,6 +406,8 @@ def build_report(
             url=lineage.source_issue_url(lead) or "",
             api=lead.pattern.api if lead.pattern else None,
             source_reproduces=lead.pattern.source_reproduces if lead.pattern else None,
+            source_recheck=recheck_text(lead.pattern.source_recheck, lead.pattern.source_reproduces)
+            if lead.pattern else "not checked",
         ),
         transfer=None
         if lead.candidate is None

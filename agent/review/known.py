@@ -10,6 +10,10 @@ OpInfo's `decorators`/`skips` (DecorateInfo with unittest.expectedFailure or uni
 matched by the test class/test names that exercise the finding's mode pair and by dtype; an
 expected failure that covers the finding means PyTorch already knows, and the group is not
 exported as new.
+
+A finding on the source pattern's own API with its own mode pair is the reported bug itself: its source
+issue is named first, as already reported (with the source re-check's outcome, agent/transfer/
+source_recheck.py), not skipped as lineage as it is for findings on transferred target APIs.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from typing import Any, Sequence
 
 from agent.review import lineage
 from agent.review.grouping import RootCauseGroup, failure_kind
+from db.queries.findings import FindingRecord
 from db.queries.known import IssueMention, issues_mentioning
 
 # Words an issue about this mode pair uses.
@@ -62,6 +67,11 @@ class IssueMatch:
     url: str | None
     score: int
     matched: list[str]
+    relation: str = "possible duplicate"  # or SOURCE_RELATION: the report the finding's pattern came from
+    note: str = ""  # for the source issue: its re-check on this torch
+
+
+SOURCE_RELATION = "source issue"
 
 
 @dataclass
@@ -128,7 +138,47 @@ def _symptoms(group: RootCauseGroup) -> list[str]:
     return sorted(kinds)
 
 
+def _same_modes_as_source(finding: FindingRecord) -> bool:
+    """The finding ran the source pattern's own mode pair (its reference as the harness stage adapts it)."""
+    from agent.harness.generate import reference_mode_for
+
+    pattern = finding.pattern
+    if pattern is None or not pattern.reference_mode or not pattern.test_mode:
+        return False
+    reference, test = lineage.mode_pair(finding)
+    return test == pattern.test_mode and reference in (
+        pattern.reference_mode, reference_mode_for(pattern.reference_mode, pattern.test_mode))
+
+
+def source_issue_matches(group: RootCauseGroup) -> list[IssueMatch]:
+    """The issue a finding's pattern came from, when the finding is on that pattern's own API with its modes:
+    the bug is already reported there (whatever the source re-check said about this torch)."""
+    from agent.transfer.source_recheck import recheck_text
+
+    found: dict[tuple[str, int], IssueMatch] = {}
+    for finding in group.findings:
+        issue, pattern = finding.issue, finding.pattern
+        if issue is None or pattern is None or not pattern.api or (issue.repo, issue.number) in found:
+            continue
+        if lineage.target_api(finding) != pattern.api or not _same_modes_as_source(finding):
+            continue
+        reference, test = lineage.mode_pair(finding)
+        found[(issue.repo, issue.number)] = IssueMatch(
+            repo=issue.repo, number=issue.number, title=issue.title, state=issue.state or "?",
+            url=lineage.github_issue_url(issue.repo, issue.number), score=100,
+            matched=[f"same API ({pattern.api}) and modes ({reference} vs {test}) as the report"],
+            relation=SOURCE_RELATION,
+            note="source re-check: " + recheck_text(pattern.source_recheck, pattern.source_reproduces))
+    return list(found.values())
+
+
 def matching_issues(session: Any, group: RootCauseGroup, *, limit: int = 5) -> list[IssueMatch]:
+    """The source issue when a finding is on its API with its modes, then other stored issues that match."""
+    sources = source_issue_matches(group)
+    return sources + _other_issues(session, group, limit=limit)
+
+
+def _other_issues(session: Any, group: RootCauseGroup, *, limit: int) -> list[IssueMatch]:
     apis = group.apis
     leaves = [api.rsplit(".", 1)[-1] for api in apis]
     modes = sorted({m for f in group.findings for m in lineage.mode_pair(f)})

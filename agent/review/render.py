@@ -78,11 +78,13 @@ def _detail_lines(detail: FindingDetail) -> list[str]:
     if detail.pattern is None:
         lines.append("  none")
     else:
-        reproduces = {True: "yes", False: "no", None: "not checked"}[detail.pattern.source_reproduces]
         lines.append(
             f"  #{detail.pattern.id} {one_line(detail.pattern.kind or '?')} on {one_line(detail.pattern.api or '?')}"
-            f" (confidence {detail.pattern.confidence:.2f}; source bug reproduces on this torch: {reproduces})"
+            f" (confidence {detail.pattern.confidence:.2f})"
         )
+        lines.append(f"  source re-check: {one_line(detail.pattern.source_recheck)}")
+        if detail.pattern.source_recheck_detail:
+            lines.append(f"    ({one_line(detail.pattern.source_recheck_detail)})")
         formal = detail.pattern.formal or "(no formal text stored)"
         lines += ["  " + line for line in _block(formal)]
     if detail.candidate is not None:

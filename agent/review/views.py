@@ -10,6 +10,7 @@ from pydantic import BaseModel
 from agent.cli.json_out import Measure
 from agent.review import lineage
 from agent.review.values import FindingValues
+from agent.transfer.source_recheck import recheck_text
 from db.queries.findings import FindingRecord, ReviewRecord
 
 
@@ -84,6 +85,8 @@ class PatternView(BaseModel):
     formal: str
     confidence: float
     source_reproduces: bool | None
+    source_recheck: str = "not checked"  # the source re-check with its basis (agent/transfer/source_recheck.py)
+    source_recheck_detail: str = ""  # what the report's repro and the harness each said
 
 
 class CandidateView(BaseModel):
@@ -136,6 +139,8 @@ class FindingDetail(FindingSummary):
                 formal=formal_text(finding),
                 confidence=finding.pattern.confidence,
                 source_reproduces=finding.pattern.source_reproduces,
+                source_recheck=recheck_text(finding.pattern.source_recheck, finding.pattern.source_reproduces),
+                source_recheck_detail=finding.pattern.source_recheck_detail,
             ),
             candidate=None
             if finding.candidate is None

@@ -45,6 +45,7 @@ class IssueRef:
     number: int
     title: str
     url: str
+    state: str = ""  # open / closed
 
 
 @dataclass
@@ -59,6 +60,9 @@ class PatternRef:
     formal: str
     confidence: float
     source_reproduces: bool | None
+    source_outcome: str | None = None  # db/queries/source_recheck.py
+    source_recheck: str | None = None  # the stored re-check's one-line summary, with its basis
+    source_recheck_detail: str = ""  # what the report's repro and the harness each said
 
 
 @dataclass
@@ -173,11 +177,20 @@ def _record(
             formal=pattern.formal or "",
             confidence=pattern.confidence,
             source_reproduces=pattern.source_reproduces,
+            source_outcome=pattern.source_outcome,
+            source_recheck=_recheck_text(pattern.source_check, "summary") or None,
+            source_recheck_detail=_recheck_text(pattern.source_check, "detail"),
         ),
         issue=None
         if issue is None
-        else IssueRef(id=issue.id, repo=issue.repo, number=issue.number, title=issue.title or "", url=issue.url or ""),
+        else IssueRef(id=issue.id, repo=issue.repo, number=issue.number, title=issue.title or "", url=issue.url or "",
+                      state=issue.state or ""),
     )
+
+
+def _recheck_text(source_check: dict[str, Any] | None, key: str) -> str:
+    text = (source_check or {}).get(key)
+    return text if isinstance(text, str) else ""
 
 
 def _review_record(review: Review) -> ReviewRecord:

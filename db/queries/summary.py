@@ -8,6 +8,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from db import models
+from db.queries.source_recheck import outcome_counts
 
 
 def _count(session: Session, stmt) -> int:  # type: ignore[no-untyped-def]
@@ -32,10 +33,7 @@ def pipeline_counts(session: Session) -> dict[str, Any]:
         "verdicts": {v: n for v, n in session.execute(
             select(models.Finding.verdict, count).group_by(models.Finding.verdict).order_by(models.Finding.verdict)
         )},
-        "source_rechecks": {str(v): n for v, n in session.execute(
-            select(models.Pattern.source_reproduces, count).where(models.Pattern.status == "transferred")
-            .group_by(models.Pattern.source_reproduces)
-        )},
+        "source_rechecks": outcome_counts(session),  # db/queries/source_recheck.py
     }
 
 
@@ -70,23 +68,3 @@ def top_findings(session: Session, verdicts: tuple[str, ...] = ("confirmed",), l
             "reason": finding.reason,
         })
     return out
-
-
-def record_source_recheck(session: Session, harness_id: int, verdict: str, reason: str) -> None:
-    """When the harness re-checks a pattern's own API, note on the pattern whether the bug reproduces."""
-    row = session.execute(
-        select(models.Candidate, models.Pattern)
-        .join(models.Harness, models.Harness.candidate_id == models.Candidate.id)
-        .join(models.Pattern, models.Candidate.pattern_id == models.Pattern.id)
-        .where(models.Harness.id == harness_id)
-    ).first()
-    if row is None or row[0].status != "source":
-        return
-    pattern = row[1]
-    previous = pattern.source_check or {}
-    pattern.source_check = {"verdicts": [*previous.get("verdicts", []), verdict], "reason": reason}
-    if verdict in ("confirmed", "crash", "hang"):
-        pattern.source_reproduces = True
-    elif verdict in ("passed", "flaky") and pattern.source_reproduces is None:
-        pattern.source_reproduces = False
-    # suspicious, error, not_applicable: inconclusive, the flag stays as it was
