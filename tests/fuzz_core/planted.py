@@ -30,3 +30,20 @@ def target(x):
     x = x.double()
     return ((x[:, 0::3] + x[:, 1::3]) + x[:, 2::3]).float()
 '''
+
+# A backward that is wrong at every smooth point: d(x*x)/dx is 2x, this Function says 2.01x (a certain positive).
+WRONG_SQUARE_BACKWARD = '''
+class _Square(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * x
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return g * x * 2.01
+
+def target(x):
+    return _Square.apply(x)
+'''

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import pytest
 
 from fuzz_core import HarnessSpec, run_harness
+from tests.fuzz_core.planted import WRONG_SQUARE_BACKWARD
 
 
 @dataclass(frozen=True)
@@ -132,22 +133,6 @@ FALSE_ALARMS: dict[str, Case] = {
                                   "layout:noncontiguous", target=MORE_ACCURATE_WHEN_STRIDED),
 }
 
-# A backward that is wrong at every smooth point: d(x*x)/dx is 2x, this one says 2.01x.
-WRONG_BACKWARD = '''
-class _Square(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        return x * x
-
-    @staticmethod
-    def backward(ctx, grad):
-        (x,) = ctx.saved_tensors
-        return grad * x * 2.01
-
-def target(x):
-    return _Square.apply(x)
-'''
 # A mean whose sum is kept in the input dtype: float16 overflows where PyTorch accumulates means in float.
 HALF_ACCUMULATING_MEAN = '''
 def target(x):
@@ -156,7 +141,7 @@ def target(x):
 
 GENUINE: dict[str, Case] = {
     "planted-wrong-backward": Case("planted.square", "return (torch.randn(3, 4, generator=g),), {}",
-                                   target=WRONG_BACKWARD),
+                                   target=WRONG_SQUARE_BACKWARD),
     "planted-fp16-mean-accumulates-in-half": Case("planted.mean", "return (torch.full((64,), 2000.0),), {}", "eager",
                                                   "dtype:float16", target=HALF_ACCUMULATING_MEAN),
 }

@@ -17,23 +17,10 @@ from fuzz_core.modes.grad import (
     smoothness,
 )
 from fuzz_core.target import build_target
+from tests.fuzz_core.planted import WRONG_SQUARE_BACKWARD
 
-# A planted wrong backward: d(x*x)/dx is 2x, the Function says 2.01x (a certain positive).
-WRONG_SQUARE = '''
-class _Square(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        return x * x
-
-    @staticmethod
-    def backward(ctx, g):
-        (x,) = ctx.saved_tensors
-        return g * x * 2.01
-
-def target(x):
-    return _Square.apply(x)
-
+# A planted wrong backward with its inputs: d(x*x)/dx is 2x, the Function says 2.01x (a certain positive).
+WRONG_SQUARE = WRONG_SQUARE_BACKWARD + '''
 def make_inputs(seed):
     g = torch.Generator().manual_seed(seed)
     return (torch.randn(3, 4, generator=g),), {}
