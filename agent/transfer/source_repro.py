@@ -8,10 +8,10 @@ not run at all and the reason is recorded; it is tried again by a later sandboxe
 
 What the run says, read simply and with its reason kept:
 - an AssertionError raised by the script itself or by a testing helper (``torch.testing``, ``numpy.testing``,
-  ``unittest``), the script's own ``raise`` statement, or an exit status the script gives with
-  ``sys.exit(N)`` itself: it reproduces;
-- exit 0 from a script with checks of its own (``assert``, an ``assert*`` call, a ``raise`` or
-  ``sys.exit(N)`` under an ``if``): it does not reproduce;
+  ``unittest``), a failing ``torch.autograd.gradcheck``/``gradgradcheck``, the script's own ``raise``
+  statement, or an exit status the script gives with ``sys.exit(N)`` itself: it reproduces;
+- exit 0 from a script with checks of its own (``assert``, an ``assert*`` call, ``gradcheck``, a ``raise``
+  or ``sys.exit(N)`` under an ``if``): it does not reproduce;
 - exit 0 from a script without checks: it decides only when the script printed exactly two values of the
   same size (numbers, lists, tensors) that can be compared as printed; otherwise "no verdict";
 - any other error (an import missing, CUDA absent, an exception inside torch), a signal, or the time
@@ -61,6 +61,8 @@ _LABEL = re.compile(r"^[A-Za-z_][\w .()/\-]{0,40}?\s*[:=]\s*(?=\S)")
 _FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+)')
 _EXCEPTION = re.compile(r"^(?P<name>[A-Za-z_][\w.]*)(?::\s?(?P<message>.*))?$")
 _TESTING_FRAMES = ("/torch/testing/", "/numpy/testing/", "/unittest/")
+# Calls that raise when their check fails (gradcheck raises GradcheckError unless told not to).
+_CHECK_CALLS = ("gradcheck", "gradgradcheck")
 
 
 def report_repro(body: str) -> str | None:
@@ -109,7 +111,8 @@ def own_checks(tree: ast.Module | None) -> list[str]:
     for node in ast.walk(tree):
         if isinstance(node, ast.Assert):
             found.append("assert")
-        elif isinstance(node, ast.Call) and _call_name(node.func).lower().startswith("assert"):
+        elif isinstance(node, ast.Call) and (_call_name(node.func).lower().startswith("assert")
+                                             or _call_name(node.func) in _CHECK_CALLS):
             found.append(_call_name(node.func))
         elif isinstance(node, ast.If):
             for inner in (n for branch in (node.body, node.orelse) for stmt in branch for n in ast.walk(stmt)):
@@ -241,8 +244,9 @@ def judge(code: str, script: str, exit_code: int | None, stdout: str, stderr: st
         in_script = raised.file in (script, str(Path(script).resolve())) or raised.file.endswith("/" + SCRIPT_NAME)
         short = raised.name.rsplit(".", 1)[-1]
         said = f"{short}: {raised.message}" if raised.message else short
-        if short == "AssertionError" and (in_script or any(part in raised.file for part in _TESTING_FRAMES)):
-            where = "its assertion failed" if in_script else "a testing assertion failed"
+        if short == "GradcheckError" or short == "AssertionError" and (
+                in_script or any(part in raised.file for part in _TESTING_FRAMES)):
+            where = "its assertion failed" if in_script else "a testing check failed"
             return "reproduces", f"{where} ({said})"
         if in_script and _source_line(code, raised.line).startswith("raise"):
             return "reproduces", f"it raised on its own check at line {raised.line} ({said})"

@@ -172,3 +172,28 @@ def test_a_hostile_report_repro_sees_no_secret_no_network_and_writes_nothing_out
     assert seen["net"] != "connected" and not outside.exists()
     assert outcome == "inconclusive"  # it ran clean with no check and no two values: no verdict from the script
     assert check.repro.status == "no_verdict" and "report's repro ran; no verdict from the script" in check.summary
+
+
+def test_what_a_run_says_is_read_simply() -> None:
+    from agent.transfer.source_repro import judge
+
+    script = "/sandbox/report_repro.py"
+    code = "import torch\nx = torch.ones(2, dtype=torch.double, requires_grad=True)\n" \
+           "torch.autograd.gradcheck(lambda v: v.cuda().sum(), (x,))\n"
+    inside_torch = ('Traceback (most recent call last):\n'
+                    f'  File "{script}", line 3, in <module>\n    torch.autograd.gradcheck(f, (x,))\n'
+                    '  File "/venv/lib/python3.12/site-packages/torch/cuda/__init__.py", line 400, in _lazy_init\n'
+                    '    raise AssertionError("Torch not compiled with CUDA enabled")\n'
+                    'AssertionError: Torch not compiled with CUDA enabled\n')
+    assert judge(code, script, 1, "", inside_torch, timeout_s=60) == (
+        "no_verdict", "it raised AssertionError: Torch not compiled with CUDA enabled (inside torch/cuda/__init__.py)")
+    failed_check = inside_torch.replace("cuda/__init__.py", "autograd/gradcheck.py").replace(
+        "AssertionError: Torch not compiled with CUDA enabled",
+        "torch.autograd.gradcheck.GradcheckError: Jacobian mismatch for output 0")
+    assert judge(code, script, 1, "", failed_check, timeout_s=60) == (
+        "reproduces", "a testing check failed (GradcheckError: Jacobian mismatch for output 0)")
+    assert judge(code, script, 0, "", "", timeout_s=60) == (
+        "does_not_reproduce", "it ran clean and its own checks hold (gradcheck)")
+    assert judge("import torch\n", script, None, "", "", timeout_s=60)[0] == "no_verdict"
+    assert judge("import torch\n", script, 128 + 11, "", "", timeout_s=60) == (
+        "no_verdict", "it ended with SIGSEGV and no traceback")
