@@ -310,8 +310,10 @@ def check_rounding_depth(h: Campaign, case: ValueCase) -> Outcome:
     assert h.test is not None and h.target is not None
     assert case.ref_leaf is not None and case.test_leaf is not None and case.fp64_leaf is not None
     low = h.test.compute_dtype
-    if low is None or low not in (torch.float16, torch.bfloat16) or not math.isfinite(case.mismatch.max_abs_diff):
-        return None
+    if low is None or low not in (torch.float16, torch.bfloat16):
+        return Skipped("not a low-precision comparison")
+    if not math.isfinite(case.mismatch.max_abs_diff):
+        return Skipped("the difference is not finite: non-finite results are never excused as rounding")
     graph, depth = h.composite(case.sample)
     ulps = rounding_allowance_ulps(depth)
     case.details.update(composite_depth=depth, rounding_allowance_ulps=ulps)
@@ -348,8 +350,9 @@ def check_nonfinite_inputs(h: Campaign, case: ValueCase) -> Outcome:
     """With NaN/Inf inputs the non-finite class depends on operation order; only a dropped NaN/Inf counts."""
     ref_leaf, test_leaf = case.ref_leaf, case.test_leaf
     assert ref_leaf is not None and test_leaf is not None and h.reference is not None and h.test is not None
-    if math.isfinite(case.mismatch.max_abs_diff) or inputs_finite(case.sample.tree()) or drops_nonfinite(
-            ref_leaf, test_leaf):
+    if math.isfinite(case.mismatch.max_abs_diff) or inputs_finite(case.sample.tree()):
+        return Skipped("finite inputs, or a finite difference")
+    if drops_nonfinite(ref_leaf, test_leaf):
         return None
     if drops_nonfinite(test_leaf, ref_leaf):
         # The float64 run uses the same eager kernel, so it cannot arbitrate here.
@@ -365,7 +368,7 @@ def check_extreme_magnitude(h: Campaign, case: ValueCase) -> Outcome:
     test mode alone turns a finite, representable true result into an infinity (then only amplification,
     checked next, may rule it out)."""
     if not near_overflow(case.sample):
-        return None
+        return Skipped("no input beyond sqrt of its dtype's max")
     assert case.ref_leaf is not None and case.test_leaf is not None and case.fp64_leaf is not None
     only_test = test_only_infinity(case.ref_leaf, case.test_leaf, case.fp64_leaf)
     if bool(only_test.any()):
