@@ -10,6 +10,11 @@ from fuzz_core.minimise import EXIT_TRIES, minimise, size_key
 from fuzz_core.tensors import tensor_leaves
 
 
+# lp_pool1d(x, norm_type=4, kernel_size=1) on a (2, 8) input with values in [-30, 30]: the output is |x| per element.
+LP_POOL_INPUTS = {"args": [{"kind": "tensor", "tensor": {"shape": [2, 8], "low": -30.0, "high": 30.0}},
+                           {"kind": "float", "value": 4.0}, {"kind": "int", "value": 1}]}
+
+
 def _has_negative(sample: Sample) -> bool:
     return bool((sample.args[0] < 0).any())
 
@@ -51,9 +56,12 @@ def test_stops_at_its_predicate_budget() -> None:
 
 
 def test_worker_minimises_a_confirmed_finding_and_writes_a_short_repro_that_exits_1(tmp_path) -> None:
-    # float16 logit rounds inputs near 1 to 1.0 and returns inf where float64 is finite: a real, confirmed finding.
-    spec = HarnessSpec(api="torch.logit", reference_mode="eager", test_mode="dtype:float16", oracle="nan_inf",
-                       trigger={"params": {"eps": 1e-06}}, seed=1776983066, kind="Precision_Mismatch")
+    # float16 lp_pool1d with norm_type=4 raises x to the 4th power in float16: |x| >= 16 gives x**4 > 65504, so it
+    # returns inf where float32 and float64 give |x| (at most 30, far inside float16's range): a real, confirmed
+    # finding. (logit with eps=1e-6 is no longer one: 1 - 1e-6 rounds to 1 in float16, docs/verdicts.md.)
+    spec = HarnessSpec(api="torch.nn.functional.lp_pool1d", reference_mode="eager", test_mode="dtype:float16",
+                       input_source="described", inputs=LP_POOL_INPUTS, oracle="nan_inf", seed=1776983066,
+                       kind="Precision_Mismatch")
     with WorkerPool(1, task_timeout_s=300, workdir=tmp_path, minimise_s=20.0) as pool:
         result = pool.submit(spec, budget_s=60).result()
     assert result.verdict == "confirmed", result.reason

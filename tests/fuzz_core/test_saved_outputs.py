@@ -12,13 +12,17 @@ from fuzz_core.runner import run_harness
 from fuzz_core.saved_inputs import load_inputs
 from fuzz_core.saved_outputs import load_outputs, save_outputs
 
-# float16 logit with eps=1e-6: the clamp bound 1 - 1e-6 rounds to 1.0, so logit is inf where float64 is finite.
-LOGIT_FP16 = HarnessSpec(api="torch.logit", reference_mode="eager", test_mode="dtype:float16", oracle="nan_inf",
-                         trigger={"params": {"eps": 1e-06}}, seed=1776983066, kind="Precision_Mismatch")
+# float16 lp_pool1d with norm_type=4 raises x to the 4th power in float16: wherever |x| >= 16, x**4 exceeds 65504
+# and the output is inf, while float32 and float64 give |x| (at most 30, far inside float16's range).
+LP_POOL_FP16 = HarnessSpec(
+    api="torch.nn.functional.lp_pool1d", reference_mode="eager", test_mode="dtype:float16", oracle="nan_inf",
+    input_source="described", seed=1776983066, kind="Precision_Mismatch",
+    inputs={"args": [{"kind": "tensor", "tensor": {"shape": [2, 8], "low": -30.0, "high": 30.0}},
+                     {"kind": "float", "value": 4.0}, {"kind": "int", "value": 1}]})
 
 
 def test_a_confirmed_finding_keeps_its_three_outputs(tmp_path: Path) -> None:
-    result = run_harness(LOGIT_FP16, budget_s=20, workdir=tmp_path)
+    result = run_harness(LP_POOL_FP16, budget_s=20, workdir=tmp_path)
     assert result.verdict == "confirmed", result.reason
     outputs = load_outputs(result.evidence["outputs_path"])
     assert Path(result.evidence["outputs_path"]).parent == tmp_path
@@ -26,10 +30,10 @@ def test_a_confirmed_finding_keeps_its_three_outputs(tmp_path: Path) -> None:
     assert (reference.dtype, test.dtype, fp64.dtype) == (torch.float32, torch.float16, torch.float64)
     only_test = torch.isinf(test) & torch.isfinite(fp64) & torch.isfinite(reference)
     assert bool(only_test.any())
-    x, eps = load_inputs(result.evidence["inputs_path"])["args"]
-    clamped = x.to(torch.float16).clamp(eps, 1 - eps)  # logit's own clamp, in float16
-    assert eps == 1e-6 and bool((clamped[only_test] == 1.0).all())
-    assert torch.equal(fp64, torch.logit(x.double(), eps=eps))
+    x, norm_type, kernel_size = load_inputs(result.evidence["inputs_path"])["args"]
+    powered = x.to(torch.float16).pow(norm_type)  # lp_pool1d's own power, in float16
+    assert (norm_type, kernel_size) == (4.0, 1) and bool(torch.isinf(powered[only_test]).all())
+    assert torch.equal(fp64, torch.nn.functional.lp_pool1d(x.double(), norm_type, kernel_size))
 
 
 def test_unsaved_dtypes_say_why_and_write_nothing(tmp_path: Path) -> None:
