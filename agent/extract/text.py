@@ -21,7 +21,7 @@ _CRASH_WORDS = re.compile(r"segmentation fault|segfault|core dumped|illegal memo
 _FEATURE_HEADINGS = re.compile(r"###\s*(?:🚀|📚)|^[^\S\n]*\[(?:feature request|rfc|feature)\]", re.M)
 _QUESTION_WORDS = re.compile(
     r"\b(not sure (?:this|if this) is a bug|is (?:this|that) (?:in the )?expected|is that expected|what tolerance|"
-    r"supposed to (?:produce|give|return) exactly|should i expect|more of a question)\b",
+    r"supposed to (?:produce|give|return) exactly|should i expect)\b",
 )
 _FIX_PR = re.compile(r"^[^\S\n]*(?:fixes|closes|resolves)\s+(?:#|https?://\S+/issues/)\d+", re.M)
 _NOT_A_BUG = re.compile(r"\bnot a (?:pytorch )?bug\b|\bexpected behaviou?r\b|\bworks as (?:intended|expected)\b")
@@ -43,12 +43,12 @@ _FENCED = re.compile(r"```.*?```", re.S)
 # sign of a silent-bug report; one that names an exception, a slowdown or a wish is the opposite.
 _TITLE_SYMPTOM = re.compile(
     r"\b(?:nans?|inf|wrong|incorrect|differ|differs|different|mismatch(?:es)?|silently|garbage|zeros|"
-    r"overflows?|underflows?|ignored|ignores|drops?|loses|lost|frozen|baked|stays fixed|disagree|inaccurate|"
+    r"overflows?|underflows?|ignored|ignores|drops?|loses|lost|frozen|stays fixed|disagree|inaccurate|"
     r"unchanged|scrambled|not match|does not match|doesn't match)\b"
 )
 _TITLE_NOT_SILENT = re.compile(
     r"\b(?:raises?|fails?|failed|crash(?:es)?|segfault|slow(?:er)?|leak|recompil\w*|hangs?|build|install|typo|"
-    r"docs?|support|feature|rfc|how do i|which tolerance|(?:runtime|type|value|index)error)\b"
+    r"docs?|support|feature|rfc|which tolerance|(?:runtime|type|value|index)error)\b"
 )
 # An exception printed in the output (a comparison's own AssertionError/GradcheckError is evidence, not a raise)
 _RAISED = re.compile(r"^[^\S\n]*(?:traceback \(most recent call last\)|[\w.]*(?:error|exception|unsupported)\b:)", re.M)

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 _CONFIRMED = re.compile(
     r"\b(?:confirmed|reproduced|i can reproduce|can repro|real bug|is a bug|(?:a|the) fix (?:is up|landed)|"
-    r"landed a fix|fixed (?:by|in|now)|will be fixed|we'll fix|will fix|fix covers|same root cause)\b"
+    r"landed a fix|fixed (?:by|in|now)|will be fixed|we'll fix|will fix)\b"
 )
 _NEGATED_DISMISSAL = re.compile(r"\bnot (?:the )?expected behaviou?r\b|\bnot working as intended\b")
 _DISMISSED = re.compile(
@@ -33,8 +33,7 @@ _CLASS_WORDS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("ieee_nan", re.compile(r"\bieee\b|\blog of a negative\b|\bnegative base\b|\bis nan in\b")),
     ("bitwise_comparison", re.compile(r"\bbitwise\b|\b(?:accumulation|different) order\b|\bdifferent kernels\b|"
                                       r"\bdefault tolerances\b")),
-    ("low_precision", re.compile(r"\bulp\b|\bwhat fp16 gives\b|\bhalf precision\b|\bprecision of (?:fp16|bf16)\b|"
-                                 r"\bfp16 near\b")),
+    ("low_precision", re.compile(r"\bulp\b|\bwhat fp16 gives\b|\bhalf precision\b|\bprecision of (?:fp16|bf16)\b")),
 )
 
 
