@@ -19,19 +19,46 @@ eval_app = typer.Typer(help="Measure the pipeline's stages against labelled data
 class SplitChoice(StrEnum):
     dev = "dev"
     heldout = "heldout"
+    train = "train"
+    eval = "eval"
     all = "all"
+
+
+SPLIT_HELP = ("Which records to score. With the project's own labels (--labels only): dev, heldout (default) "
+              "or all, as each record's split field says. With --issues: train (default), eval or all, fixed by "
+              "the issue number: eval when int(sha256(str(number).encode()).hexdigest(), 16) % 2 == 1, else "
+              "train. Rules may be tuned only looking at train; eval is reported, never read while writing "
+              "rules (--misses lists train issues only).")
 
 
 @eval_app.command("extraction")
 def extraction(
     ctx: typer.Context,
-    labels: Annotated[Path, typer.Option("--labels", help="JSON Lines file of labelled reports (examples/eval/).")],
+    labels: Annotated[Path, typer.Option("--labels", help="JSON Lines labels: the project's own format "
+                                         "(examples/eval/), or with --issues one labelled issue a line "
+                                         "(number, url, kind, verdict, has_repro, apis, modes, dtypes, trigger, "
+                                         "evidence).")],
+    issues: Annotated[Path | None, typer.Option("--issues", help="GitHub REST JSON array of the labelled issues "
+                                                "(read as `ingest file` reads it); labels join it by number.")] = None,
     llm: Annotated[LlmChoice, typer.Option("--llm", help="Extractor to measure.")] = LlmChoice.offline,
     model: ModelOpt = None,
-    split: Annotated[SplitChoice, typer.Option("--split", help="Which records to score.")] = SplitChoice.heldout,
-    show_misses: Annotated[bool, typer.Option("--misses", help="Also list the reports whose triage is wrong.")] = False,
+    split: Annotated[SplitChoice | None, typer.Option("--split", help=SPLIT_HELP)] = None,
+    show_misses: Annotated[bool, typer.Option("--misses", help="Also list the reports the extractor got wrong "
+                                              "(with --issues: train issues only).")] = False,
 ) -> None:
-    """Per-class triage precision/recall/F1, confusion table, kind/API/mode accuracy (nothing is stored)."""
+    """Per-class triage precision/recall/F1, confusion table, kind/API/mode accuracy (nothing is stored).
+
+    With --issues DUMP: real tracker issues and their labels; also silent-bug recall (the share of issues
+    labelled bug with a repro that become a pattern) and kind/API/mode accuracy on those. The split is
+    fixed by issue number (see --split): tune rules on train only; eval is reported, never read.
+    """
+    if issues is not None:
+        _extraction_on_issues(ctx, issues, labels, llm, model, split or SplitChoice.train, show_misses)
+        return
+    split = split or SplitChoice.heldout
+    if split not in (SplitChoice.dev, SplitChoice.heldout, SplitChoice.all):
+        fail(f"--split {split.value} needs --issues: the project's own labels split as dev, heldout or all",
+             code=EXIT_USAGE)
     from agent.eval.labels import LabelsFileError, load_labels, select_split
     from agent.eval.predict import predict_all
     from agent.eval.render import scores_renderable
@@ -64,6 +91,59 @@ def extraction(
         return
     title = f"{extractor} on {labels.name} [{split.value}]: {scores.reports} reports, {scores.errors} extractor errors"
     Console(highlight=False).print(scores_renderable(scores, title, misses=show_misses))
+
+
+def _extraction_on_issues(ctx: typer.Context, issues: Path, labels: Path, llm: LlmChoice, model: str | None,
+                          split: SplitChoice, show_misses: bool) -> None:
+    """`eval extraction --issues DUMP --labels FILE`: see Note [Real-issue labels and the fixed split]
+    (agent/eval/issue_labels.py) and Note [Scoring real-issue labels] (agent/eval/issue_scoring.py)."""
+    from agent.eval.issue_labels import (SPLIT_RULE, DumpFileError, join, load_dump, load_issue_labels,
+                                         select_issue_split)
+    from agent.eval.issue_scoring import score_issues
+    from agent.eval.labels import LabelsFileError
+    from agent.eval.predict import predict_issues
+    from agent.eval.render import issue_scores_renderable
+    from agent.llm.errors import STAGE_STOPPING_ERRORS, LlmConfigError
+    from agent.llm.factory import make_backend
+
+    cli = get_ctx(ctx)
+    if split not in (SplitChoice.train, SplitChoice.eval, SplitChoice.all):
+        fail(f"--split {split.value} is for the project's own labels; with --issues: train, eval or all",
+             code=EXIT_USAGE)
+    try:
+        label_lines = load_issue_labels(labels)
+        dump = load_dump(issues)
+        reports = select_issue_split(join(label_lines, dump, str(labels)), split.value)
+    except (LabelsFileError, DumpFileError) as exc:
+        fail(str(exc), code=EXIT_USAGE)
+    if not reports:
+        fail(f"{labels}: no records in split {split.value!r}", code=EXIT_USAGE)
+    unlabelled = len(set(dump) - {entry.label.number for entry in label_lines})
+    settings = llm_settings(cli.settings, llm, model)
+    try:
+        backend = make_backend(settings)  # no store: answers are not cached, so a model is measured afresh
+        results = predict_issues(backend, reports)
+    except LlmConfigError as exc:
+        fail(str(exc), code=EXIT_USAGE)
+    except STAGE_STOPPING_ERRORS as exc:
+        fail(f"evaluation stopped: {exc}", code=EXIT_FAILURE)
+    scores = score_issues(results)
+    extractor = "offline" if backend.name == "offline" else f"openai:{backend.model}"
+    withheld = sum(1 for report in reports if report.split == "eval")
+    if cli.json:
+        from agent.cli.stage_docs import EvalIssuesOutput
+
+        cli.emit(EvalIssuesOutput.model_validate({
+            "issues": str(issues), "labels": str(labels), "split": split.value, "split_rule": SPLIT_RULE,
+            "extractor": extractor, "unlabelled_issues": unlabelled, "eval_issues_withheld": withheld,
+            **scores.to_dict()}))
+        return
+    title = (f"{extractor} on {labels.name} + {issues.name} [{split.value}]: {scores.reports} issues, "
+             f"{scores.errors} extractor errors")
+    if unlabelled:
+        title += f", {unlabelled} unlabelled issues not scored"
+    Console(highlight=False).print(issue_scores_renderable(scores, title, misses=show_misses, withheld=withheld))
+
 
 
 REPO_EXAMPLES = Path(__file__).resolve().parents[2] / "examples"

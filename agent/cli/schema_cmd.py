@@ -18,18 +18,20 @@ def documents() -> dict[str, type[BaseModel]]:
     from agent.cli.stats import DatabaseStats, RunStats
 
     from agent.cli.fuzz_api import FuzzApiOutput
-    from agent.cli.stage_docs import (EvalExtractionOutput, EvalTransferOutput, ExportOutput, ExtractOutput,
-                                      FuzzOutput, IngestOutput, TransferOutput)
+    from agent.cli.stage_docs import (EvalExtractionOutput, EvalIssuesOutput, EvalTransferOutput, ExportOutput,
+                                      ExtractOutput, FuzzOutput, IngestOutput, TransferOutput)
 
     return {"run": RunOutput, "review-list": ReviewList, "review-show": ReviewShow, "stats": DatabaseStats,
             "stats-run": RunStats, "ingest": IngestOutput, "extract": ExtractOutput, "transfer": TransferOutput,
             "fuzz": FuzzOutput, "fuzz-api": FuzzApiOutput, "export": ExportOutput,
-            "eval-extraction": EvalExtractionOutput, "eval-transfer": EvalTransferOutput}
+            "eval-extraction": EvalExtractionOutput, "eval-extraction-issues": EvalIssuesOutput,
+            "eval-transfer": EvalTransferOutput}
 
 
 def schema(
     name: Annotated[str | None, typer.Argument(help="run, review-list, review-show, stats, stats-run, ingest, extract, transfer, "
-                                               "fuzz, fuzz-api, export, eval-extraction or eval-transfer; "
+                                               "fuzz, fuzz-api, export, eval-extraction, eval-extraction-issues or "
+                                               "eval-transfer; "
                                                "none: the list of names.")] = None,
 ) -> None:
     """Print the JSON Schema of a `--json` output (every such document has schema_version)."""

@@ -7,9 +7,9 @@ non-finite follow Note [Non-finite numbers in --json].
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import ConfigDict, Field, computed_field
+from pydantic import BaseModel, ConfigDict, Field, computed_field
 
 from agent.cli.json_out import Measure, Versioned
 from agent.export.writer import ExportIndex
@@ -82,6 +82,44 @@ class EvalExtractionOutput(_Open):
     extractor: str
     reports: int
     errors: int
+
+
+class EvalRate(BaseModel):
+    """hits of total, and hits/total (0 when total is 0)."""
+
+    hits: int
+    total: int
+    rate: float
+
+
+class EvalIssuesOutput(_Open):
+    """`eval extraction --issues DUMP --labels FILE --json`: scores on labelled real issues.
+
+    ``split_rule`` is the fixed train/eval rule; ``silent_bug_recall``, ``kind``, ``api`` and ``modes`` are over
+    the issues labelled bug with a repro (``targets``), a target without a pattern counting as a miss; the
+    ``*_given_pattern`` figures are over the targets that got a pattern. ``misses`` lists train issues only.
+    """
+
+    issues: str
+    labels: str
+    split: Literal["train", "eval", "all"]
+    split_rule: str
+    extractor: str
+    reports: int
+    targets: int
+    errors: int
+    unlabelled_issues: int
+    eval_issues_withheld: int
+    triage: list[dict[str, Any]]
+    confusion: dict[str, dict[str, int]]
+    silent_bug_recall: EvalRate
+    kind: EvalRate
+    api: EvalRate
+    modes: EvalRate
+    kind_given_pattern: EvalRate
+    api_given_pattern: EvalRate
+    modes_given_pattern: EvalRate
+    misses: list[dict[str, Any]]
 
 
 class EvalTransferOutput(_Open):

@@ -8,7 +8,10 @@ analyzer are measured on exactly what the pipeline would ask them. Nothing is st
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
 
+from agent.eval.issue_labels import LabelledIssue
 from agent.eval.labels import LabelledReport
 from agent.eval.scoring import Prediction
 from agent.llm.backend import LlmBackend
@@ -38,7 +41,23 @@ def predict(backend: LlmBackend, report: LabelledReport) -> Prediction:
     A spent budget or an endpoint that is down raises (STAGE_STOPPING_ERRORS): every later
     report would fail the same way, and scores over them would measure the outage.
     """
-    variables = report_variables(report)
+    return _predict(backend, report_variables(report))
+
+
+def predict_issue(backend: LlmBackend, issue: LabelledIssue) -> Prediction:
+    """One real issue's prediction, asked exactly as the extract stage asks about a stored issue.
+
+    The variables and the pattern step's semantic check are the extract stage's own, applied to the
+    issue as ingest normalised it (a dump whose ``comments`` is a count has no comment texts).
+    """
+    from agent.extract.stage import _issue_variables, _pattern_check
+
+    row = issue.issue if issue.issue.comments is not None else replace(issue.issue, comments=[])
+    return _predict(backend, _issue_variables(row), _pattern_check(row))
+
+
+def _predict(backend: LlmBackend, variables: dict[str, str], check: Callable[[Any], str | None] | None = None,
+             ) -> Prediction:
     try:
         triage, _ = backend.structured("triage", variables, TriageResult)
     except STAGE_STOPPING_ERRORS:
@@ -51,7 +70,7 @@ def predict(backend: LlmBackend, report: LabelledReport) -> Prediction:
     pattern_variables = {**variables, "triage_reason": triage.reason,
                          "kinds": ", ".join(k.value for k in PatternKind), "modes": ", ".join(KNOWN_MODES)}
     try:
-        answer, _ = backend.structured("pattern", pattern_variables, PatternAnswer)
+        answer, _ = backend.structured("pattern", pattern_variables, PatternAnswer, check=check)
     except STAGE_STOPPING_ERRORS:
         raise
     except LlmError as exc:  # the offline analyzer says "no pattern" this way
@@ -70,4 +89,14 @@ def predict_all(backend: LlmBackend, reports: list[LabelledReport],
         results.append((report, predict(backend, report)))
         if progress is not None:
             progress(done, len(reports), report.id)
+    return results
+
+
+def predict_issues(backend: LlmBackend, issues: list[LabelledIssue],
+                   progress: ProgressFn | None = None) -> list[tuple[LabelledIssue, Prediction]]:
+    results = []
+    for done, issue in enumerate(issues, 1):
+        results.append((issue, predict_issue(backend, issue)))
+        if progress is not None:
+            progress(done, len(issues), f"#{issue.number}")
     return results
