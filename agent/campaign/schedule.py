@@ -7,7 +7,7 @@ worst agreeing difference came to the tolerance, suspicious or flaky outcomes, N
 coverage, and too few compared inputs to call a pass. Pure logic: the stage does the I/O.
 
 A pass is earned by compared inputs (both modes ran and the oracle compared them; Note [Earned passes] in
-fuzz_core/campaign.py), summed over a task's rounds from each round's evidence["compared"]: inputs the
+fuzz_core/campaign.py), summed over a task's rounds from each round's evidence (Evidence.compared): inputs the
 reference rejected or that were not applicable never count towards one.
 """
 
@@ -16,6 +16,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from typing import Any
+
+from fuzz_core.evidence import Evidence
 
 SCHEDULERS = ("halving", "even")
 INCONCLUSIVE = "inconclusive"
@@ -31,13 +33,13 @@ _AGREEMENT = ("passed", INCONCLUSIVE)
 
 def compared_inputs(result: Any) -> int:
     """Inputs of one round that both modes ran and that were compared; a result that does not say: none."""
-    value = (result.evidence or {}).get("compared")
+    value = Evidence.of(result.evidence).compared
     return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0
 
 
 def _uncompared_inputs(result: Any) -> int:
-    ev = result.evidence or {}
-    return sum(int(v) for v in (ev.get("invalid_inputs"), ev.get("not_applicable_inputs"))
+    ev = Evidence.of(result.evidence)
+    return sum(int(v) for v in (ev.invalid_inputs, ev.not_applicable_inputs)
                if isinstance(v, (int, float)) and not isinstance(v, bool))
 
 
@@ -74,17 +76,16 @@ def signal_score(state: TaskState, min_inputs: int) -> float:
     """Higher means more worth another round."""
     score = 0.0
     for result in state.results:
-        ev = result.evidence or {}
-        closeness = ev.get("closeness")
+        closeness = Evidence.of(result.evidence).closeness
         if isinstance(closeness, (int, float)) and math.isfinite(closeness):
             score = max(score, min(float(closeness), 1.0))
     verdicts = {r.verdict for r in state.results}
     if verdicts & {"suspicious", "flaky"}:
         score += 1.0
-    last = state.results[-1].evidence or {} if state.results else {}
-    if int(last.get("nonfinite_outputs") or 0) > 0:
+    last = Evidence.of(state.results[-1].evidence if state.results else None)
+    if int(last.nonfinite_outputs or 0) > 0:
         score += 0.5
-    coverage = last.get("coverage") or {}
+    coverage = last.coverage or {}
     added = int(coverage.get("feature_additions") or 0) + int(coverage.get("op_additions") or 0)
     score += 0.5 * min(1.0, added / 10)
     if state.compared < min_inputs:
@@ -118,7 +119,7 @@ def aggregate(state: TaskState, min_inputs: int, result_type: Any) -> Any:
     evidence.update(rounds=state.rounds, executions_total=executions, compared_total=compared,
                     min_inputs=min_inputs,
                     elapsed_s_total=round(sum(float(r.elapsed_s) for r in state.results), 3),
-                    compile_s_total=round(sum(float((r.evidence or {}).get("compile_s") or 0) for r in state.results), 3))
+                    compile_s_total=round(sum(float(Evidence.of(r.evidence).compile_s or 0) for r in state.results), 3))
     verdict, reason = best.verdict, best.reason
     if verdict in _AGREEMENT:
         figures = (f"{compared} of {executions} inputs compared, {uncompared} rejected by the reference or not "

@@ -119,17 +119,19 @@ def fuzz_api(
 
     with WorkerPool(1, task_timeout_s=300.0, workdir=root, preload_opinfo=True, sandbox=sandbox) as pool:
         result = pool.submit(spec, budget_s=parsed.seconds, max_executions=parsed.executions).result()
-    evidence = result.evidence
-    repro_path = evidence.get("repro_path")
-    if repro_path is None and result.repro and evidence.get("inputs_path"):
-        repro_path = str(evidence["inputs_path"]).replace("inputs_", "repro_").replace(".pt", ".py")
+    from fuzz_core.evidence import Evidence
+
+    evidence = Evidence.of(result.evidence)
+    repro_path = evidence.repro_path
+    if repro_path is None and result.repro and evidence.inputs_path:
+        repro_path = str(evidence.inputs_path).replace("inputs_", "repro_").replace(".pt", ".py")
     output = FuzzApiOutput(
         api=api, pattern=kind, modes=[spec.reference_mode, spec.test_mode],
         dtype=spec.test_mode.split(":", 1)[1] if spec.test_mode.startswith("dtype:") else spec.dtype,
-        verdict=result.verdict, executions=result.executions, max_abs_diff=evidence.get("max_abs_diff"),
-        max_rel_diff=evidence.get("max_rel_diff"), reason=result.reason,
+        verdict=result.verdict, executions=result.executions, max_abs_diff=evidence.max_abs_diff,
+        max_rel_diff=evidence.max_rel_diff, reason=result.reason,
         repro=repro_path if repro_path and Path(repro_path).exists() else None,
-        inputs_path=evidence.get("inputs_path"), elapsed_s=round(result.elapsed_s, 3), signature=result.signature,
+        inputs_path=evidence.inputs_path, elapsed_s=round(result.elapsed_s, 3), signature=result.signature,
         exit_reason=result.exit_reason,
     )
     if as_json:
@@ -145,6 +147,6 @@ def fuzz_api(
             typer.echo(f"repro: python {output.repro}")
         if output.inputs_path:
             typer.echo(f"inputs: {output.inputs_path}")
-        if KIND_MODE_PAIRS.get(kind) and "backend_ablation" in evidence:
-            typer.echo(f"backend ablation: {evidence['backend_ablation']}")
+        if KIND_MODE_PAIRS.get(kind) and evidence.backend_ablation is not None:
+            typer.echo(f"backend ablation: {evidence.backend_ablation}")
     raise typer.Exit(EXIT_FAILURE if result.verdict in FINDING_VERDICTS else EXIT_OK)

@@ -211,8 +211,10 @@ def _print_human(cli, out: dict) -> None:  # type: ignore[no-untyped-def]
     else:
         err.print(f"no input met {out['objective']} in {out['executions']} mutations "
                   f"(corpus {out['corpus_size']}, stopped by {out['stop_reason']}, {out['elapsed_s']} s)")
-    loc = out["evidence"].get("localisation") or {}
-    for key, value in loc.items():
+    from fuzz_core.evidence import Evidence
+
+    localisation = Evidence.of(out["evidence"]).localisation
+    for key, value in (localisation.to_dict() if localisation is not None else {}).items():
         if isinstance(value, dict):
             name = value.get("name") or value.get("op") or value.get("first_bad_backend")
             err.print(f"  {key}: {name}")

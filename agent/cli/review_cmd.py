@@ -153,7 +153,9 @@ def _replay(ctx: typer.Context, detail: FindingDetail, sandbox: bool):  # type: 
     from agent.review.replay import Replay, replay_finding
     from db.queries.findings import get_finding
 
-    inputs = detail.evidence.get("inputs_path")
+    from fuzz_core.evidence import Evidence
+
+    inputs = Evidence.of(detail.evidence).inputs_path
     if not isinstance(inputs, str) or not Path(inputs).is_file():
         return Replay(error="no saved input to replay")
     cli = get_ctx(ctx)

@@ -1,7 +1,7 @@
 """Make each exported repro self-contained: the script beside the report, its saved inputs copied next to it.
 
 fuzz_core's repro scripts load the failing input (a safetensors file) from ``INPUTS``, which
-defaults to the absolute path of the file the worker saved (``evidence["inputs_path"]``), and take
+defaults to the absolute path of the file the worker saved (``Evidence.inputs_path``), and take
 another path as ``argv[1]``. An export is read on other machines, so the inputs are copied as
 ``inputs_<id>.safetensors`` and the script's default is rewritten to that file name, relative to
 the directory it is run in. The rewrite happens only when the old path appears exactly once as a
@@ -21,6 +21,7 @@ from pathlib import Path
 
 from agent.text_safety import code_span
 from db.queries.findings import FindingRecord
+from fuzz_core.evidence import Evidence
 
 # Signs of a repro that is not inert: it unpickles its inputs, or it carries or loads harness code.
 _NOT_INERT = ("weights_only=False", "pickle", "HARNESS_FILE", "# --- harness code")
@@ -50,12 +51,12 @@ def short_repro_file_name(finding_id: int) -> str:
 
 
 def short_repro_text(finding: FindingRecord) -> str:
-    """The minimised repro the worker wrote and saw exit 1 (evidence["minimised"]); "" when there is none."""
-    minimised = finding.evidence.get("minimised")
-    if not isinstance(minimised, dict) or minimised.get("short_repro_exit") != 1:
+    """The minimised repro the worker wrote and saw exit 1 (Evidence.minimised); "" when there is none."""
+    minimised = Evidence.of(finding.evidence).minimised
+    if minimised is None or minimised.short_repro_exit != 1:
         return ""
-    text = minimised.get("short_repro")
-    if not isinstance(text, str) or not text.strip() or not is_inert(text):
+    text = minimised.short_repro
+    if text is None or not text.strip() or not is_inert(text):
         return ""
     return text if text.endswith("\n") else text + "\n"
 
@@ -77,7 +78,7 @@ def bundle_repro(out: Path, finding: FindingRecord) -> BundledRepro | None:
         return None
     text = finding.repro if finding.repro.endswith("\n") else finding.repro + "\n"
     bundled = BundledRepro(finding_id=finding.id, repro_file=repro_file_name(finding.id), text=text)
-    source = finding.evidence.get("inputs_path")
+    source = Evidence.of(finding.evidence).inputs_path
     if isinstance(source, str) and source:
         if Path(source).is_file():
             bundled.inputs_file = inputs_file_name(finding.id, Path(source).suffix or ".safetensors")

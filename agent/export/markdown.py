@@ -14,6 +14,7 @@ import json
 from agent.export.report import Report
 from agent.review.known import SOURCE_RELATION
 from agent.text_safety import code_span, markdown_inline, strip_control
+from fuzz_core.evidence import Evidence
 
 _RULE_BOXES = {"met": "[x]", "n/a": "[x]", "not_met": "[ ]", "unclear": "[ ]"}
 
@@ -80,7 +81,7 @@ def render_markdown(report: Report) -> str:
             attached = code_span(report.full_repro_file) + (
                 f" with its inputs {code_span(report.repro_inputs_file)}" if report.repro_inputs_file else "")
             lead = next((f for f in report.findings if f.id == report.representative_finding), None)
-            adopted = lead is not None and isinstance(lead.evidence.get("original"), dict)
+            adopted = lead is not None and Evidence.of(lead.evidence).adopted_minimised
             which = "the same minimised input" if adopted else "the original, unminimised input"
             out += [f"Attached: the fuzzer's full oracle script {attached} ({which}"
                     + (f"; {report.repro_note}" if report.repro_note else "") + ").", ""]
@@ -129,7 +130,8 @@ def render_markdown(report: Report) -> str:
     out += [f"#### Findings in this report ({len(report.findings)})", ""]
     out += ["| finding | verdict | review | max abs diff | repro | inputs |", "|---|---|---|---|---|---|"]
     for finding in report.findings:
-        diff = finding.evidence.get("max_abs_diff", "-")
+        diff = Evidence.of(finding.evidence).max_abs_diff
+        diff = "-" if diff is None else diff
         out.append(
             f"| {finding.id} | {_cell(finding.verdict)} | {_cell(finding.review_status)} | {_cell(diff)}"
             f" | {_cell(finding.repro_file or '-')} | {_cell(finding.inputs_file or '-')} |"
@@ -165,7 +167,8 @@ def render_markdown(report: Report) -> str:
         "",
     ]
     lead = next(f for f in report.findings if f.id == report.representative_finding)
-    config = {k: v for k, v in lead.evidence.items() if k in ("config", "config_flags")}
+    recorded = Evidence.of(lead.evidence)
+    config = {k: v for k, v in (("config", recorded.config), ("config_flags", recorded.config_flags)) if v}
     if config:
         out += ["Config flags:", "", _fence(json.dumps(config, indent=2, sort_keys=True, default=str), "json"), ""]
     return "\n".join(out)

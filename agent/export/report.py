@@ -20,6 +20,7 @@ from agent.review.views import formal_text
 from agent.text_safety import code_span, markdown_inline, one_line, strip_control
 from agent.transfer.source_recheck import recheck_text
 from db.queries.findings import FindingRecord, SignatureGroup
+from fuzz_core.evidence import Evidence, InputDescription, MeasuredFigures, Minimised
 from fuzz_core.oracles.tolerance import default_tolerance
 
 
@@ -117,36 +118,47 @@ def _representative(findings: list[FindingRecord], bundles: dict[int, BundledRep
                                           len(bundles[f.id].short_text or bundles[f.id].text), f.id))
 
 
-def minimised(finding: FindingRecord) -> dict[str, Any]:
-    value = finding.evidence.get("minimised")
-    return value if isinstance(value, dict) else {}
+def evidence_of(finding: FindingRecord) -> Evidence:
+    """The finding's evidence, typed (fuzz_core/evidence.py)."""
+    return Evidence.of(finding.evidence)
 
 
-def figures(finding: FindingRecord) -> dict[str, Any]:
+def minimised(finding: FindingRecord) -> Minimised:
+    """The shrink's record; an empty one when the finding was not minimised."""
+    return evidence_of(finding).minimised or Minimised()
+
+
+def figures(finding: FindingRecord) -> MeasuredFigures | None:
     """Per-mode outputs and float64 errors measured on the smallest input (fuzz_core/minimise_finding.py)."""
-    value = minimised(finding).get("figures")
-    return value if isinstance(value, dict) and "test_mode" in value else {}
+    value = minimised(finding).figures
+    return value if value is not None and value.test_mode is not None else None
 
 
-def failing_input(finding: FindingRecord) -> Any:
+def failing_input(finding: FindingRecord) -> InputDescription | None:
     """The input that was run: the smallest failing one when minimised, else the one the campaign kept."""
-    return minimised(finding).get("input") or finding.evidence.get("input")
+    shrunk = minimised(finding)
+    return (shrunk.described_input if shrunk.input else None) or evidence_of(finding).described_input
 
 
-def input_condition(described: Any) -> str:
+def _described(described: InputDescription | dict[str, Any] | None) -> InputDescription | None:
+    return described if isinstance(described, InputDescription) else InputDescription.from_dict(described)
+
+
+def input_condition(described: InputDescription | dict[str, Any] | None) -> str:
     """A title phrase from the failing input itself: "float32 inputs", "an empty float32 tensor", ..."""
-    if not isinstance(described, dict) or not isinstance(described.get("tensors"), list):
+    record = _described(described)
+    if record is None or record.tensors is None:
         return ""
-    tensors = [t for t in described["tensors"] if isinstance(t, dict)]
+    tensors = [t for t in record.tensors if t is not None]
     if not tensors:
         return ""
-    dtypes = sorted({str(t.get("dtype", "?")).removeprefix("torch.") for t in tensors})
+    dtypes = sorted({str(t.dtype if t.dtype is not None else "?").removeprefix("torch.") for t in tensors})
     subject = "/".join(dtypes)
-    if all(0 in (t.get("shape") or [1]) for t in tensors):
+    if all(0 in (t.shape or [1]) for t in tensors):
         return f"an empty {subject} tensor" if len(tensors) == 1 else f"empty {subject} tensors"
-    if all(t.get("shape") == [] for t in tensors):
+    if all(t.shape == [] for t in tensors):
         return f"{subject} scalars (0-d tensors)"
-    extra = " (non-contiguous)" if any(t.get("contiguous") is False for t in tensors) else ""
+    extra = " (non-contiguous)" if any(t.contiguous is False for t in tensors) else ""
     return f"{subject} inputs{extra}"
 
 
@@ -173,47 +185,52 @@ def _fmt(value: Any) -> str:
 
 def _observed(finding: FindingRecord, reference: str, test: str) -> list[str]:
     """Markdown lines (Note [Report text is Markdown])."""
-    evidence = finding.evidence
+    evidence = evidence_of(finding)
     lines: list[str] = []
     if finding.verdict in ("crash", "hang"):
         lines.append(f"{mode_words(test)} {'crashed' if finding.verdict == 'crash' else 'did not finish'}: {markdown_inline(finding.reason or 'no detail recorded', limit=1000)}")
-    elif "max_abs_diff" in evidence or "max_rel_diff" in evidence:
-        diff = (f"max abs diff {markdown_inline(_fmt(evidence.get('max_abs_diff', '?')))}, "
-                f"max rel diff {markdown_inline(_fmt(evidence.get('max_rel_diff', '?')))}")
+    elif evidence.max_abs_diff is not None or evidence.max_rel_diff is not None:
+        diff = (f"max abs diff {markdown_inline(_fmt(_or_unknown(evidence.max_abs_diff)))}, "
+                f"max rel diff {markdown_inline(_fmt(_or_unknown(evidence.max_rel_diff)))}")
         where = ""
-        if "mismatch_count" in evidence:
-            where += f" at {markdown_inline(_fmt(evidence['mismatch_count']))} element(s)"
-        if "first_index" in evidence:
+        if evidence.mismatch_count is not None:
+            where += f" at {markdown_inline(_fmt(evidence.mismatch_count))} element(s)"
+        if evidence.first_index is not None:
             # In the coordinates of the differing output (its shape when recorded), not of an input.
-            shape = evidence.get("output_shape")
+            shape = evidence.output_shape
             of = f" of the output (shape {markdown_inline(_fmt(shape))})" if isinstance(shape, list) else " of the output"
-            where += f", first at index {markdown_inline(_fmt(evidence['first_index']))}{of}"
-        output = evidence.get("location")
+            where += f", first at index {markdown_inline(_fmt(evidence.first_index))}{of}"
+        output = evidence.location
         in_output = f" in output {code_span(output)}" if isinstance(output, str) and output and output != "out" else ""
         lines.append(f"{mode_words(test)} vs {mode_words(reference)}{in_output}: {diff}{where}")
     elif finding.reason:
         lines.append(markdown_inline(finding.reason, limit=1000))
-    if "observed" in evidence:
-        lines.append(f"observed value: {markdown_inline(_fmt(evidence['observed']))}")
+    if evidence.observed is not None:
+        lines.append(f"observed value: {markdown_inline(_fmt(evidence.observed))}")
     measured = figures(finding)
-    if measured:
-        lines.append(f"{mode_words(test)} returns {markdown_inline(_values(measured.get('test_values')))}, "
-                     f"{mode_words(reference)} returns {markdown_inline(_values(measured.get('reference_values')))}, "
-                     f"the float64 value is {markdown_inline(_values(measured.get('float64_values')))}")
-        if "test_error_vs_fp64" in measured:
+    if measured is not None:
+        lines.append(f"{mode_words(test)} returns {markdown_inline(_values(measured.test_values))}, "
+                     f"{mode_words(reference)} returns {markdown_inline(_values(measured.reference_values))}, "
+                     f"the float64 value is {markdown_inline(_values(measured.float64_values))}")
+        if measured.test_error_vs_fp64 is not None:
             lines.append(f"largest distance of {mode_words(test)} from the float64 value: "
-                         f"{markdown_inline(_fmt(measured['test_error_vs_fp64']))}")
-    elif "test_error_vs_fp64" in evidence:
+                         f"{markdown_inline(_fmt(measured.test_error_vs_fp64))}")
+    elif evidence.test_error_vs_fp64 is not None:
         lines.append(f"error of {mode_words(test)} against a float64 computation: "
-                     f"{markdown_inline(_fmt(evidence['test_error_vs_fp64']))}")
+                     f"{markdown_inline(_fmt(evidence.test_error_vs_fp64))}")
     described = describe_input(failing_input(finding))
     if described:
         lines.append(f"failing input: {markdown_inline(described)}")
-    shrink = minimised(finding).get("shrink")
-    if isinstance(shrink, dict) and "elements_before" in shrink:
-        lines.append(f"minimised from {markdown_inline(_fmt(shrink['elements_before']))} to "
-                     f"{markdown_inline(_fmt(shrink['elements_after']))} input element(s)")
+    shrink = minimised(finding).shrink
+    if shrink is not None and shrink.elements_before is not None:
+        lines.append(f"minimised from {markdown_inline(_fmt(shrink.elements_before))} to "
+                     f"{markdown_inline(_fmt(shrink.elements_after))} input element(s)")
     return lines or ["(no measurement recorded)"]
+
+
+def _or_unknown(value: Any) -> Any:
+    """A figure an older row lacks reads None: shown as '?'."""
+    return "?" if value is None else value
 
 
 def _values(values: Any) -> str:
@@ -222,25 +239,26 @@ def _values(values: Any) -> str:
     return "[" + ", ".join(_fmt(v) for v in values) + "]"
 
 
-def describe_input(described: Any) -> str:
-    """fuzz_core's input description ({"tensors": [{shape, dtype, stride, contiguous}]}) in one line."""
-    if not isinstance(described, dict) or not isinstance(described.get("tensors"), list):
+def describe_input(described: InputDescription | dict[str, Any] | None) -> str:
+    """fuzz_core's input description (describe_sample: tensors with shape, dtype, stride, contiguous) in one line."""
+    record = _described(described)
+    if record is None or record.tensors is None:
         return ""
     parts = []
-    for tensor in described["tensors"][:6]:
-        if not isinstance(tensor, dict):
+    for tensor in record.tensors[:6]:
+        if tensor is None:
             continue
-        text = f"{tensor.get('dtype', '?')}{list(tensor.get('shape', []))}"
-        if tensor.get("contiguous") is False:
-            text += f" non-contiguous (stride {list(tensor.get('stride', []))})"
+        text = f"{tensor.dtype if tensor.dtype is not None else '?'}{list(tensor.shape or [])}"
+        if tensor.contiguous is False:
+            text += f" non-contiguous (stride {list(tensor.stride or [])})"
         parts.append(text)
-    more = len(described["tensors"]) - 6
+    more = len(record.tensors) - 6
     return ", ".join(parts) + (f" and {more} more" if more > 0 else "")
 
 
 def _expected(finding: FindingRecord, reference: str, test: str, dtype: str | None) -> list[str]:
     """Markdown lines (Note [Report text is Markdown])."""
-    evidence = finding.evidence
+    evidence = evidence_of(finding)
     lines: list[str] = []
     if finding.verdict in ("crash", "hang"):
         lines.append(f"{mode_words(test)} returns what {mode_words(reference)} returns, or raises the same exception")
@@ -251,15 +269,15 @@ def _expected(finding: FindingRecord, reference: str, test: str, dtype: str | No
             f"{mode_words(test)} matches {mode_words(reference)} within torch.testing's default tolerances{bound},"
             " or is at least as close to a float64 computation"
         )
-    if "expected" in evidence:
-        lines.append(f"expected value: {markdown_inline(_fmt(evidence['expected']))}")
+    if evidence.expected is not None:
+        lines.append(f"expected value: {markdown_inline(_fmt(evidence.expected))}")
     measured = figures(finding)
-    if "reference_error_vs_fp64" in measured:
+    if measured is not None and measured.reference_error_vs_fp64 is not None:
         lines.append(f"largest distance of {mode_words(reference)} from the float64 value: "
-                     f"{markdown_inline(_fmt(measured['reference_error_vs_fp64']))}")
-    elif "ref_error_vs_fp64" in evidence and not measured:
+                     f"{markdown_inline(_fmt(measured.reference_error_vs_fp64))}")
+    elif evidence.ref_error_vs_fp64 is not None and measured is None:
         lines.append(f"error of {mode_words(reference)} against a float64 computation: "
-                     f"{markdown_inline(_fmt(evidence['ref_error_vs_fp64']))}")
+                     f"{markdown_inline(_fmt(evidence.ref_error_vs_fp64))}")
     return lines
 
 
@@ -267,7 +285,7 @@ def _description(
     finding: FindingRecord, members: list[FindingRecord], api: str, reference: str, test: str, condition: str
 ) -> str:
     """A Markdown paragraph (Note [Report text is Markdown])."""
-    evidence = finding.evidence
+    evidence = evidence_of(finding)
     sentences: list[str] = []
     when = f" on {markdown_inline(condition)}" if condition else ""
     api_code = code_span(api)
@@ -280,10 +298,10 @@ def _description(
     else:
         sentences.append(f"{api_code} returns different values under {mode_words(test)} than under {mode_words(reference)}{when}.")
     measured = figures(finding)
-    if measured:
-        ref_err, test_err = measured.get("reference_error_vs_fp64"), measured.get("test_error_vs_fp64")
+    if measured is not None:
+        ref_err, test_err = measured.reference_error_vs_fp64, measured.test_error_vs_fp64
     else:
-        ref_err, test_err = evidence.get("ref_error_vs_fp64"), evidence.get("test_error_vs_fp64")
+        ref_err, test_err = evidence.ref_error_vs_fp64, evidence.test_error_vs_fp64
     test_err = math.inf if test_err == "inf" else test_err
     if isinstance(ref_err, (int, float)) and isinstance(test_err, (int, float)) and test_err > ref_err:
         # The fp64 comparison is what separates a bug from accumulation-order noise.
@@ -324,13 +342,14 @@ def _labels(kind: str, reference: str, test: str, verdict: str) -> list[str]:
     return labels
 
 
-def _rule_evidence(finding: FindingRecord) -> dict[str, Any]:
+def _rule_evidence(finding: FindingRecord) -> Evidence:
     """The evidence the checklist reads, with the float64 errors measured on the smallest input when there are some."""
-    evidence = dict(finding.evidence)
+    evidence = evidence_of(finding)  # a fresh object: the finding's stored evidence is not changed
     measured = figures(finding)
-    if "reference_error_vs_fp64" in measured and "test_error_vs_fp64" in measured:
-        evidence["ref_error_vs_fp64"] = measured["reference_error_vs_fp64"]
-        evidence["test_error_vs_fp64"] = measured["test_error_vs_fp64"]
+    if measured is not None and measured.reference_error_vs_fp64 is not None and \
+            measured.test_error_vs_fp64 is not None:
+        evidence.ref_error_vs_fp64 = measured.reference_error_vs_fp64
+        evidence.test_error_vs_fp64 = measured.test_error_vs_fp64
     return evidence
 
 
@@ -352,11 +371,11 @@ def build_report(
     reference, test = lineage.mode_pair(lead)
     kind = lineage.kind(lead)
     ran = failing_input(lead)
-    input_dtypes = sorted({str(t.get("dtype", "")).removeprefix("torch.") for t in (ran or {}).get("tensors", [])
-                           if isinstance(t, dict) and t.get("dtype")}) if isinstance(ran, dict) else []
+    input_dtypes = sorted({t.dtype.removeprefix("torch.") for t in (ran.tensors or []) if t is not None and t.dtype}
+                          ) if ran is not None else []
     dtype = input_dtypes[0] if len(input_dtypes) == 1 else lineage.dtype(lead)
     condition = input_condition(ran) or lineage.describe_trigger(lineage.trigger(lead), dtype)
-    ablation = lead.evidence.get("backend_ablation")
+    ablation = evidence_of(lead).backend_ablation
     shown_repro = (lead_bundle.short_text or lead_bundle.text) if lead_bundle else ""
     rules = check_rules(
         api=api,
@@ -367,8 +386,8 @@ def build_report(
         collect_env_ok=not environment.collect_env.startswith("("),
         dtype=compute_dtype(test, dtype),
     )
-    shrink = minimised(lead).get("shrink")
-    versions = sorted({str(f.evidence["torch_version"]) for f in members if f.evidence.get("torch_version")})
+    shrink = minimised(lead).shrink
+    versions = sorted({str(v) for v in (evidence_of(f).torch_version for f in members) if v})
     return Report(
         number=number,
         slug=f"{number:03d}-{_slug(api + '-' + kind)}",
@@ -392,7 +411,7 @@ def build_report(
         full_repro_file=lead_bundle.repro_file if lead_bundle else None,
         apis=sorted({lineage.target_api(f) for f in members}),
         root_cause=root_cause,
-        shrink=shrink if isinstance(shrink, dict) else None,
+        shrink=shrink.to_dict() if shrink is not None else None,
         possible_duplicates=list(possible_duplicates or []),
         opinfo_known=list(opinfo_known or []),
         confirmed=lead.verdict == "confirmed" and all_met(rules),

@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
+from fuzz_core.evidence import Evidence
 from fuzz_core.oracles.tolerance import default_tolerance
 
 Status = Literal["met", "not_met", "unclear", "n/a"]
@@ -43,11 +44,12 @@ def check_rules(
     api: str,
     reference_mode: str,
     test_mode: str,
-    evidence: dict[str, Any],
+    evidence: Evidence | dict[str, Any],
     repro: str,
     collect_env_ok: bool,
     dtype: str | None = None,
 ) -> list[RuleCheck]:
+    evidence = Evidence.of(evidence)
     compiled = _is_compile(reference_mode) or _is_compile(test_mode)
     checks: list[RuleCheck] = []
 
@@ -61,7 +63,7 @@ def check_rules(
     else:
         checks.append(RuleCheck(rule="no index comparison", status="met", detail="the API returns no indices"))
 
-    has_fp64 = "ref_error_vs_fp64" in evidence and "test_error_vs_fp64" in evidence
+    has_fp64 = evidence.ref_error_vs_fp64 is not None and evidence.test_error_vs_fp64 is not None
     repro_fp64 = "fp64_ref" in repro or "float64" in repro or ".double()" in repro
     if has_fp64 and (repro_fp64 or not repro):
         checks.append(RuleCheck(rule="fp64 baseline", status="met", detail="both modes compared against a float64 computation"))
@@ -72,7 +74,7 @@ def check_rules(
 
     if not compiled:
         checks.append(RuleCheck(rule="equal RNG state", status="n/a", detail="no torch.compile mode involved"))
-    elif "fallback_random = True" in repro or "fallback_random=True" in repro or _flag_set(evidence, "fallback_random"):
+    elif "fallback_random = True" in repro or "fallback_random=True" in repro or _fallback_random(evidence):
         checks.append(RuleCheck(rule="equal RNG state", status="met", detail="torch._inductor.config.fallback_random = True"))
     else:
         checks.append(RuleCheck(rule="equal RNG state", status="not_met", detail="set torch._inductor.config.fallback_random = True and reseed"))
@@ -84,7 +86,7 @@ def check_rules(
     else:
         checks.append(RuleCheck(rule="minimal standalone repro", status="met", detail="plain torch script"))
 
-    ablation = evidence.get("backend_ablation")
+    ablation = evidence.backend_ablation
     if not compiled:
         checks.append(RuleCheck(rule="backend ablation", status="n/a", detail="no torch.compile mode involved"))
     elif isinstance(ablation, dict) and ablation:
@@ -114,16 +116,16 @@ def _explicit_tolerances(repro: str) -> list[str] | None:
     return found
 
 
-def _tolerance_rule(evidence: dict[str, Any], repro: str, dtype: str | None) -> RuleCheck:
+def _tolerance_rule(evidence: Evidence, repro: str, dtype: str | None) -> RuleCheck:
     rule = "default tolerances"
-    if evidence.get("mismatch_kind") == "nan_inf":
+    if evidence.mismatch_kind == "nan_inf":
         return RuleCheck(rule=rule, status="n/a", detail="NaN/Inf where the float64 value is finite: no tolerance applies")
-    used = evidence.get("tolerance")
+    used = evidence.tolerance_used
     default = default_tolerance(dtype)  # the one tolerance table (fuzz_core/oracles/tolerance.py)
-    if isinstance(used, dict) and default is not None and {"rtol", "atol"} <= set(used):
-        if (used["rtol"], used["atol"]) != default:
-            return RuleCheck(rule=rule, status="not_met", detail=f"harness used rtol={used['rtol']}, atol={used['atol']}; {dtype} defaults are rtol={default[0]}, atol={default[1]}")
-    if evidence.get("default_tolerances") is False:
+    if used is not None and default is not None and used.rtol is not None and used.atol is not None:
+        if (used.rtol, used.atol) != default:
+            return RuleCheck(rule=rule, status="not_met", detail=f"harness used rtol={used.rtol}, atol={used.atol}; {dtype} defaults are rtol={default[0]}, atol={default[1]}")
+    if evidence.default_tolerances is False:
         return RuleCheck(rule=rule, status="not_met", detail="the harness did not use the default tolerances")
     explicit = _explicit_tolerances(repro) if repro.strip() else []
     if explicit is None:
@@ -153,12 +155,13 @@ def _all_default(repro: str, default: tuple[float, float]) -> bool:
     return True
 
 
-def _flag_set(evidence: dict[str, Any], name: str) -> bool:
-    """A config flag recorded as true at the top level or in the evidence's config dict (any prefix)."""
-    if evidence.get(name) is True:
+def _fallback_random(evidence: Evidence) -> bool:
+    """fallback_random recorded as true at the top level or in the evidence's config (any prefix)."""
+    if evidence.fallback_random is True:
         return True
-    config = evidence.get("config")
-    return isinstance(config, dict) and any(k.rsplit(".", 1)[-1] == name and v is True for k, v in config.items())
+    config = evidence.config
+    return isinstance(config, dict) and any(str(k).rsplit(".", 1)[-1] == "fallback_random" and v is True
+                                            for k, v in config.items())
 
 
 def all_met(checks: list[RuleCheck]) -> bool:

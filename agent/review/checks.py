@@ -55,9 +55,9 @@ def check_row(outcome: CheckOutcome) -> CheckRow:
     return CheckRow(check_name(outcome.check), outcome.status, detail)
 
 
-def recorded_checks(verdict: str, evidence: dict[str, Any]) -> list[CheckRow]:
+def recorded_checks(verdict: str, evidence: Evidence | dict[str, Any]) -> list[CheckRow]:
     """One row per recorded check, in the order they ran; a single row when none are recorded."""
-    checks = Evidence.from_dict(evidence).checks
+    checks = Evidence.of(evidence).checks
     if checks is not None:
         return [check_row(c) for c in checks]
     if verdict in CHECKED_VERDICTS:
@@ -66,7 +66,7 @@ def recorded_checks(verdict: str, evidence: dict[str, Any]) -> list[CheckRow]:
                                        "(no difference was found on an input)")]
 
 
-def check_lines(verdict: str, evidence: dict[str, Any]) -> list[str]:
+def check_lines(verdict: str, evidence: Evidence | dict[str, Any]) -> list[str]:
     """The text `review show` prints under "Checks:", each field on one line and free of control sequences."""
     from agent.text_safety import one_line
 

@@ -18,6 +18,7 @@ from typing import Any
 
 from agent.review import lineage
 from db.queries.findings import FindingRecord, SignatureGroup
+from fuzz_core.evidence import Evidence
 
 # Ops that reduce through another op's kernel: std is sqrt(var), nan-variants mask then reduce.
 _SHARED_KERNEL = {"std": "var", "std_mean": "var_mean", "nanstd": "var"}
@@ -64,42 +65,41 @@ def op_family(api: str) -> str:
 
 def failure_kind(finding: FindingRecord) -> str:
     """``value``, ``nan_inf``, ``exception:RuntimeError``, ``shape`` ...: the campaign's failure key without its path."""
-    minimised = finding.evidence.get("minimised")
-    key = minimised.get("failure_key") if isinstance(minimised, dict) else None
-    if not isinstance(key, str) or not key:
+    minimised = Evidence.of(finding.evidence).minimised
+    key = minimised.failure_key if minimised is not None else None
+    if not key:
         key = finding.signature.rsplit("|", 1)[-1] if finding.signature else finding.verdict
     head, _, rest = key.partition(":")
     return key if head == "exception" else head
 
 
-def _all_empty(evidence: dict[str, Any]) -> bool:
-    described = evidence.get("input")
-    tensors = described.get("tensors") if isinstance(described, dict) else None
-    if not isinstance(tensors, list) or not tensors:
+def _all_empty(evidence: Evidence | dict[str, Any]) -> bool:
+    described = Evidence.of(evidence).described_input
+    tensors = described.tensors if described is not None else None
+    if not tensors:
         return False
-    return all(isinstance(t, dict) and 0 in (t.get("shape") or [1]) for t in tensors)
+    return all(t is not None and 0 in (t.shape or [1]) for t in tensors)
 
 
-def localised_op(evidence: dict[str, Any]) -> str | None:
+def localised_op(evidence: Evidence | dict[str, Any]) -> str | None:
     """The first diverging ATen op recorded by localisation (top level or under "localisation"), overload dropped."""
-    for holder in (evidence, evidence.get("localisation")):
-        if not isinstance(holder, dict):
-            continue
-        op = holder.get("first_divergent_op")
-        if isinstance(op, dict) and op.get("level") == "op" and isinstance(op.get("name"), str) and op["name"]:
-            parts = op["name"].split(".")
-            return ".".join(parts[:2]) if parts[0] == "aten" and len(parts) > 2 else op["name"]
+    ev = Evidence.of(evidence)
+    for op in (ev.divergent_op, ev.localisation.divergent_op if ev.localisation is not None else None):
+        if op is not None and op.level == "op" and op.name:
+            parts = op.name.split(".")
+            return ".".join(parts[:2]) if parts[0] == "aten" and len(parts) > 2 else op.name
     return None
 
 
 def root_cause(finding: FindingRecord) -> RootCause:
     reference, test = lineage.mode_pair(finding)
     kind = failure_kind(finding)
-    empty = _all_empty(finding.evidence)
+    evidence = Evidence.of(finding.evidence)
+    empty = _all_empty(evidence)
     symptom = f"{finding.verdict} {kind.replace('_', '/') if kind == 'nan_inf' else kind} mismatch, {reference} vs {test}"
     if empty:
         symptom += ", empty input"
-    op = localised_op(finding.evidence)
+    op = localised_op(evidence)
     locus = op if op is not None else f"op family {op_family(lineage.target_api(finding))}"
     key = "|".join([finding.verdict, kind, f"{reference}->{test}", "empty" if empty else "", locus])
     return RootCause(key=key, symptom=symptom, locus=locus, from_localisation=op is not None)

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from db.queries.findings import FindingRecord
+from fuzz_core.evidence import Evidence
 
 # GitHub's own rules: an owner is 1-39 letters, digits or inner hyphens; a repository name is
 # letters, digits, ".", "-", "_" (but not "." or ".."). Anything else is no repository of GitHub's.
@@ -38,7 +39,7 @@ def mode_pair(finding: FindingRecord) -> tuple[str, str]:
     """(reference mode, test mode); "?" where nothing recorded it."""
     spec = finding.harness_spec
     reference, test = _text(spec.get("reference_mode")), _text(spec.get("test_mode"))
-    modes = finding.evidence.get("modes")
+    modes = Evidence.of(finding.evidence).modes  # a list today; a dict in older rows
     if isinstance(modes, dict):
         reference = reference or _text(modes.get("reference")) or _text(modes.get("reference_mode"))
         test = test or _text(modes.get("test")) or _text(modes.get("test_mode"))
@@ -62,7 +63,7 @@ def kind(finding: FindingRecord) -> str:
 
 
 def dtype(finding: FindingRecord) -> str | None:
-    return _text(finding.evidence.get("dtype")) or _text(finding.harness_spec.get("dtype"))
+    return _text(Evidence.of(finding.evidence).dtype) or _text(finding.harness_spec.get("dtype"))
 
 
 def trigger(finding: FindingRecord) -> dict[str, Any]:

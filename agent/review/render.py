@@ -12,6 +12,7 @@ from typing import Any
 
 from agent.review.views import FindingDetail
 from agent.text_safety import one_line, strip_control
+from fuzz_core.evidence import EVIDENCE_FIELDS, Evidence
 
 # Evidence keys shown first, in this order; the rest follow alphabetically.
 EVIDENCE_ORDER = (
@@ -27,6 +28,8 @@ EVIDENCE_ORDER = (
 )
 # Printed in sections of their own, not as raw evidence lines.
 OWN_SECTIONS = ("checks", "original")
+# Both name typed Evidence fields (fuzz_core/evidence.py is the one place that spells evidence keys).
+assert set(EVIDENCE_ORDER + OWN_SECTIONS) <= EVIDENCE_FIELDS, set(EVIDENCE_ORDER + OWN_SECTIONS) - EVIDENCE_FIELDS
 
 
 def _value(value: Any) -> str:
@@ -37,10 +40,12 @@ def _value(value: Any) -> str:
     return one_line(value)
 
 
-def evidence_lines(evidence: dict[str, Any]) -> list[str]:
-    keys = [k for k in EVIDENCE_ORDER if k in evidence] + sorted(
-        k for k in evidence if k not in EVIDENCE_ORDER and k not in OWN_SECTIONS)
-    return [f"  {one_line(key)}: {_value(evidence[key])}" for key in keys]
+def evidence_lines(stored: dict[str, Any]) -> list[str]:
+    """Every entry of the stored evidence, as stored (a dump: the figures first, then by name)."""
+    entries = dict(stored)
+    names = [k for k in EVIDENCE_ORDER if k in entries] + sorted(
+        k for k in entries if k not in EVIDENCE_ORDER and k not in OWN_SECTIONS)
+    return [f"  {one_line(name)}: {_value(entries[name])}" for name in names]
 
 
 def _block(text: str) -> list[str]:
@@ -106,7 +111,7 @@ def _detail_lines(detail: FindingDetail) -> list[str]:
         lines += ["", "Values:"] + [strip_control(line) for line in value_lines(detail.values)]
     lines += ["", "Evidence:"]
     lines += evidence_lines(detail.evidence) or ["  (none)"]
-    if isinstance(detail.evidence.get("original"), dict):
+    if Evidence.of(detail.evidence).adopted_minimised:
         lines.append("  (every figure above is from the minimised input; what the fuzzer first found is kept under "
                      "evidence 'original', shown by --json)")
     lines += ["", "Repro:"]

@@ -3,7 +3,7 @@
 Inputs are read from the finding's .safetensors file (fuzz_core/saved_inputs.py: raw tensor bytes plus
 a JSON call tree; nothing in it is code, so reading it here runs nothing from an issue). Outputs are
 never recomputed in this process: they are the figures the fuzz core measured inside its sandboxed
-worker on the minimised input (evidence["minimised"]["figures"]), the same input and values the short
+worker on the minimised input (the typed Evidence's minimised.figures), the same input and values the short
 repro prints. When a finding has no such figures (only confirmed findings are minimised), we say so
 and name the repro that prints them.
 """
@@ -18,6 +18,7 @@ from pydantic import BaseModel
 
 from agent.cli.json_out import Measure
 from agent.review.replay import Replay, replay_lines
+from fuzz_core.evidence import Evidence, Minimised
 
 MAX_INPUTS_BYTES = 64 * 1024 * 1024
 FULL_LIMIT = 32  # tensors with at most this many elements are printed whole
@@ -115,22 +116,22 @@ def read_inputs(path: str) -> list[TensorValues | dict[str, Any]]:
     return out
 
 
-def finding_values(evidence: dict[str, Any]) -> FindingValues:
+def finding_values(evidence: Evidence | dict[str, Any]) -> FindingValues:
     """The input (minimised when the figures are from it) and the measured outputs; reasons for what is missing."""
-    minimised = evidence.get("minimised") if isinstance(evidence.get("minimised"), dict) else {}
-    figures = minimised.get("figures") if isinstance(minimised.get("figures"), dict) else None
+    ev = Evidence.of(evidence)
+    minimised = ev.minimised or Minimised()
+    figures = minimised.figures
     missing: list[str] = []
     outputs = None
-    if figures and "reference_values" in figures:
-        outputs = ModeOutputs.model_validate(figures)
-    elif figures and figures.get("figures_skipped"):
-        missing.append(f"outputs not measured: {figures['figures_skipped']}")
+    if figures is not None and figures.reference_values is not None:
+        outputs = ModeOutputs.model_validate(figures.to_dict())
+    elif figures is not None and figures.figures_skipped:
+        missing.append(f"outputs not measured: {figures.figures_skipped}")
     else:
         missing.append("outputs not stored for this finding (the fuzz core measures them when it minimises a "
                        "confirmed finding); --replay recomputes them in the sandbox")
-    path, kind = (minimised.get("inputs_path"), "minimised") if outputs is not None else (
-        evidence.get("inputs_path"), "original")
-    if isinstance(evidence.get("original"), dict) and path == minimised.get("inputs_path"):
+    path, kind = (minimised.inputs_path, "minimised") if outputs is not None else (ev.inputs_path, "original")
+    if ev.adopted_minimised and path == minimised.inputs_path:
         kind = "minimised"  # adopted as the finding's one input (Note [One input per finding] in fuzz_core)
     inputs: list[TensorValues | dict[str, Any]] = []
     if not path:

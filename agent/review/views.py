@@ -12,6 +12,7 @@ from agent.review import lineage
 from agent.review.values import FindingValues
 from agent.transfer.source_recheck import recheck_text
 from db.queries.findings import FindingRecord, ReviewRecord
+from fuzz_core.evidence import Evidence
 
 
 class ReviewView(BaseModel):
@@ -54,7 +55,7 @@ class FindingSummary(BaseModel):
     @classmethod
     def of(cls, finding: FindingRecord) -> FindingSummary:
         reference, test = lineage.mode_pair(finding)
-        diff = finding.evidence.get("max_abs_diff")
+        diff = Evidence.of(finding.evidence).max_abs_diff
         return cls(
             id=finding.id,
             verdict=finding.verdict,

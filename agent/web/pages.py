@@ -19,6 +19,7 @@ from db.queries.candidate_queue import QUEUE_CANDIDATE_STATUSES, CandidateFilter
 from db.queries.findings import FindingNotFound
 from db.queries.queue import SORTS, QueueFilter, QueueInputError
 from db.status import REVIEW_STATUSES, VERDICTS
+from fuzz_core.evidence import EVIDENCE_FIELDS, Evidence
 
 router = APIRouter(include_in_schema=False)
 
@@ -155,6 +156,16 @@ def finding_page(
     return _finding(request, finding_id, flt, decided=decided)
 
 
+# The figures the page's evidence section lists, in this order (typed Evidence fields; absent ones are left out).
+EVIDENCE_FIGURES = ("max_abs_diff", "max_rel_diff", "mismatch_count", "first_index", "ref_error_vs_fp64",
+                    "test_error_vs_fp64", "location", "torch_version")
+assert set(EVIDENCE_FIGURES) <= EVIDENCE_FIELDS
+
+
+def evidence_figures(evidence: Evidence) -> list[tuple[str, Any]]:
+    return [(name, getattr(evidence, name)) for name in EVIDENCE_FIGURES if getattr(evidence, name) not in (None, "")]
+
+
 def _finding(request: Request, finding_id: int, flt: QueueFilter, *, decided: str | None = None,
              error: str | None = None, note: str = "", status_code: int = 200) -> HTMLResponse:
     store = config_of(request).store
@@ -164,12 +175,15 @@ def _finding(request: Request, finding_id: int, flt: QueueFilter, *, decided: st
         raise HTTPException(status_code=404, detail=str(exc)) from None
     newer, older = service.finding_neighbours(store, flt, finding_id)
     filter_qs = urlencode(filter_query(flt))
+    evidence = Evidence.of(data.finding.evidence)
     return _render(
         request,
         "finding.html",
         status_code=status_code,
         data=data,
         f=data.finding,
+        ev=evidence,  # the template reads typed evidence only
+        figures=evidence_figures(evidence),
         repro_html=highlight_python(data.finding.repro) if data.finding.repro.strip() else None,
         filter_qs=filter_qs,
         newer=newer,

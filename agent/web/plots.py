@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
 
+from fuzz_core.evidence import Evidence
+
 MAX_POINTS = 20_000
 MAX_OUTPUTS_BYTES = 256 * 1024 * 1024
 VERDICT_COLOURS = {
@@ -65,27 +67,28 @@ def _number(value: Any) -> float | None:
     return None
 
 
-def summary_errors(evidence: dict[str, Any]) -> SummaryErrors | None:
-    tolerance = evidence.get("tolerance")
+def summary_errors(evidence: Evidence | dict[str, Any]) -> SummaryErrors | None:
+    ev = Evidence.of(evidence)
+    tolerance = ev.tolerance_used
     found = SummaryErrors(
-        reference_rmse=_number(evidence.get("ref_error_vs_fp64")),
-        test_rmse=_number(evidence.get("test_error_vs_fp64")),
-        max_abs_diff=_number(evidence.get("max_abs_diff")),
-        atol=_number(tolerance.get("atol")) if isinstance(tolerance, dict) else None,
+        reference_rmse=_number(ev.ref_error_vs_fp64),
+        test_rmse=_number(ev.test_error_vs_fp64),
+        max_abs_diff=_number(ev.max_abs_diff),
+        atol=_number(tolerance.atol) if tolerance is not None else None,
     )
     if found.reference_rmse is None and found.test_rmse is None and found.max_abs_diff is None:
         return None
     return found
 
 
-def _outputs_path(evidence: dict[str, Any]) -> str | None:
-    path = evidence.get("outputs_path")
+def _outputs_path(evidence: Evidence | dict[str, Any]) -> str | None:
+    path = Evidence.of(evidence).outputs_path
     if not isinstance(path, str) or not os.path.isfile(path) or os.path.getsize(path) > MAX_OUTPUTS_BYTES:
         return None
     return path
 
 
-def plot_kind(evidence: dict[str, Any]) -> Literal["elements", "summary"] | None:
+def plot_kind(evidence: Evidence | dict[str, Any]) -> Literal["elements", "summary"] | None:
     """Which picture error_svg will draw, read without loading the tensors (the page's caption says which)."""
     from fuzz_core.saved_outputs import is_outputs_file
 
@@ -95,7 +98,7 @@ def plot_kind(evidence: dict[str, Any]) -> Literal["elements", "summary"] | None
     return "summary" if summary_errors(evidence) is not None else None
 
 
-def element_errors(evidence: dict[str, Any]) -> ElementErrors | None:
+def element_errors(evidence: Evidence | dict[str, Any]) -> ElementErrors | None:
     """Per-element errors from the saved outputs, or None when the finding has none readable."""
     path = _outputs_path(evidence)
     if path is None:
@@ -192,7 +195,7 @@ def summary_error_svg(errors: SummaryErrors) -> bytes:
     return _svg(figure)
 
 
-def error_svg(evidence: dict[str, Any]) -> bytes | None:
+def error_svg(evidence: Evidence | dict[str, Any]) -> bytes | None:
     """The best error picture this finding's evidence allows, or None when it records no numbers."""
     elements = element_errors(evidence)
     if elements is not None:
