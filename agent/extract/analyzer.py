@@ -6,13 +6,15 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from agent.extract.codeblocks import code_blocks
+from agent.extract.codeblocks import code_blocks, unfenced_code
 from agent.extract.modes import ModePair, mode_pair
-from agent.extract.scan import CodeFacts, scan_tree
+from agent.extract.public_ops import public_op
+from agent.extract.scan import CodeFacts, commented_modes, scan_tree
 from agent.extract.select import choose_api
 from agent.extract.text import read_signals
+from agent.extract.thread import for_rules, split_thread
 from agent.extract.triage import TriageInput, tensor_literals, triage
-from agent.extract.verdicts import read_verdict
+from agent.extract.verdicts import read_verdict, tracker_verdict
 from agent.extract.vocab import TRAIN_MODE_MODULES
 from agent.llm.schemas import TriageResult
 from agent.patterns import BugPattern, Mode, Oracle, OracleKind, PatternKind, Trigger
@@ -96,17 +98,34 @@ def _checked_api(api: str | None, ranked: list[tuple[str, float]]) -> tuple[str 
         reason = rejection_reason(name)
         if reason is None:
             return name, rejected
+        mapped = public_op(name)  # Note [Public op behind internal spellings]
+        if mapped is not None:
+            return mapped, rejected
         rejected[name] = reason
     return None, rejected
 
 
-def analyze_issue(title: str, body: str, labels: list[str], comments: list[str] | None = None) -> Analysis:
-    """Triage and pattern of one issue, from its text alone (deterministic)."""
-    comments = comments or []
-    body = (body or "").replace("\r\n", "\n")
+def _python_blocks(blocks: list[Any]) -> list[Any]:
+    return [b for b in blocks if b.is_python and b.tree is not None]
+
+
+def analyze_issue(title: str, body: str, labels: list[str], comments: list[str] | None = None, *,
+                  state: str | None = None, state_reason: str | None = None) -> Analysis:
+    """Triage and pattern of one issue, from its text alone (deterministic).
+
+    ``state``/``state_reason`` are GitHub's (open/closed, completed/not_planned) when known; see
+    Note [Tracker conventions] (thread.py) and Note [The tracker's own verdict] (verdicts.py).
+    """
+    thread = split_thread(body)
+    comments = [*(comments or []), *thread.others()]
+    body = thread.description
     blocks = code_blocks(body)
+    python_blocks = _python_blocks(blocks)
+    if not python_blocks:  # pasted without a fence, or only in the comments of a rendered thread
+        python_blocks = unfenced_code(body) or _python_blocks(
+            [b for c in thread.comments for b in code_blocks(c.body)])
+        blocks += python_blocks
     facts = CodeFacts()
-    python_blocks = [b for b in blocks if b.is_python and b.tree is not None]
     has_repro = False
     for block in python_blocks:
         try:
@@ -114,9 +133,12 @@ def analyze_issue(title: str, body: str, labels: list[str], comments: list[str] 
         except RecursionError:  # absurdly deep expressions: read the other blocks and the prose
             continue
         has_repro = has_repro or any(c.api.startswith("torch") for c in block_facts.calls)
+        for mode in commented_modes(block.text) if not block_facts.modes else ():
+            block_facts.add_mode(mode)
         facts.merge(block_facts)
-    prose = re.sub(r"```.*?```", " ", body, flags=re.S)
-    signals = read_signals(title, body, labels, comments, blocks)
+    rules_text = for_rules(body)
+    prose = re.sub(r"```.*?```", " ", rules_text, flags=re.S)
+    signals = read_signals(title, rules_text, labels, comments, blocks)
     api, ranked = choose_api(facts.calls, title, prose)
     modes = mode_pair(facts, title, prose, signals)
     nan_evidence = bool(facts.special_values) or any("nan" in label for label in signals.labels)
@@ -124,7 +146,9 @@ def analyze_issue(title: str, body: str, labels: list[str], comments: list[str] 
         modes = ModePair(PatternKind.Crash, "eager", "eager", {}, "text")
     elif modes is None and nan_evidence:
         modes = ModePair(PatternKind.NaN_Inf, "eager", "eager", {}, "text")
-    result = triage(TriageInput(facts, signals, modes, api, has_repro, read_verdict(comments)))
+    verdict = read_verdict(comments)
+    tracker = tracker_verdict(verdict, labels, state, state_reason)
+    result = triage(TriageInput(facts, signals, modes, api, has_repro, verdict, tracker))
     if result.false_alarm_class == "train_mode_tracing":
         # the module that makes the run random is what the (false) report is about
         culprit = next((c.api for c in facts.calls if c.api.rsplit(".", 1)[-1].startswith(TRAIN_MODE_MODULES)), None)
@@ -162,4 +186,5 @@ def analyze_raw(issue: dict[str, Any]) -> Analysis:
     labels = [label["name"] if isinstance(label, dict) else str(label) for label in issue.get("labels", [])]
     comments = issue.get("comments")
     texts = [c.get("body", "") for c in comments if isinstance(c, dict)] if isinstance(comments, list) else []
-    return analyze_issue(issue.get("title", ""), issue.get("body") or "", labels, texts)
+    return analyze_issue(issue.get("title", ""), issue.get("body") or "", labels, texts,
+                         state=issue.get("state"), state_reason=issue.get("state_reason"))

@@ -7,6 +7,16 @@ Instead the fence lines are found in one pass; closing ones are indexed by (inde
 character, run length), and an opening line finds its first closing line after it by bisection. The
 result is what the regex gave: the first closing line with exactly the same indent and fence;
 an opening that never closes is plain text and the next line is tried.
+
+Note [Code as real reports carry it]
+Real reports are not tidy: GitHub renders a fence that never closes as code to the end of the text
+(bodies cut by an export end that way), old reports are Python 2 (``print x``), and many paste the
+repro with no fence at all, right under "To Reproduce". ``code_blocks`` therefore also returns the
+code after the last fence that never closes, and ``unfenced_code`` the runs of lines outside fences
+that start at an ``import``/``from`` line. A Python block that does not parse is salvaged: the line
+the parser stops at is dropped (a Python 2 print, a line cut off at the end) and the rest parsed
+again, a few times at most; an unfenced run keeps only what parses before its first bad line. The
+code is parsed, never run.
 """
 
 from __future__ import annotations
@@ -41,8 +51,11 @@ def _strip_prompts(text: str) -> str:
     return "\n".join(kept)
 
 
-def _fenced(body: str) -> Iterator[tuple[str, str]]:
-    """(language, code) of each fenced block; see Note [Fenced blocks in linear time]."""
+def _fenced_spans(body: str) -> Iterator[tuple[str, str, int, int]]:
+    """(language, code, start, end) of each fenced block; see Note [Fenced blocks in linear time].
+
+    ``start`` is where the opening fence line starts, ``end`` just after the closing fence's newline.
+    """
     fences = list(_FENCE_LINE.finditer(body))
     closings: dict[tuple[str, str, int], list[int]] = {}  # (indent, char, run length) -> line starts
     for fence in fences:
@@ -61,9 +74,16 @@ def _fenced(body: str) -> Iterator[tuple[str, str]]:
             if at < len(candidates):
                 lang = _LANG.match(fence.group(3)).group(1) if length == len(run) else ""  # type: ignore[union-attr]
                 closing = candidates[at]
-                yield lang, body[fence.end() + 1 : closing]
                 resume = closing + 1
+                line_end = body.find("\n", closing)
+                yield lang, body[fence.end() + 1 : closing], fence.start(), len(body) if line_end < 0 else line_end + 1
                 break
+
+
+def _fenced(body: str) -> Iterator[tuple[str, str]]:
+    """(language, code) of each fenced block; see Note [Fenced blocks in linear time]."""
+    for lang, code, _, _ in _fenced_spans(body):
+        yield lang, code
 
 
 def _parse(text: str) -> ast.Module | None:
@@ -73,18 +93,88 @@ def _parse(text: str) -> ast.Module | None:
         return None
 
 
+MAX_SALVAGE = 8
+_CODE_START = re.compile(r"^[^\S\n]*(?:import [A-Za-z_]|from [A-Za-z_][\w.]* import )", re.M)
+_STOP_LINE = re.compile(r"^[^\S\n]*(?:#{2,6}[^\S\n]|`{3,}|~{3,})", re.M)
+
+
+def _salvaged(text: str, drop_lines: bool = True) -> tuple[str, ast.Module] | None:
+    """``text`` with the lines the parser stops at dropped (or cut there), and its tree; None if nothing parses."""
+    lines = text.split("\n")
+    for _ in range(MAX_SALVAGE):
+        source = "\n".join(lines)
+        try:
+            return source, ast.parse(source)
+        except SyntaxError as exc:
+            bad = (exc.lineno or len(lines)) - 1
+            if not 0 <= bad < len(lines):
+                bad = len(lines) - 1
+            lines = lines[:bad] + lines[bad + 1:] if drop_lines else lines[:bad]
+        except (ValueError, RecursionError, MemoryError):
+            return None
+        if not any(line.strip() for line in lines):
+            return None
+    return None
+
+
+def unfenced_code(text: str) -> list[CodeBlock]:
+    """Python pasted without a fence: runs of lines outside fences that start at an import line."""
+    text = (text or "").replace("\r\n", "\n")
+    outside = []
+    pos = 0
+    for _, code, start, end in _fenced_spans(text):
+        outside.append(text[pos:start])
+        pos = end
+    outside.append(_before_trailing_fence(text, pos))
+    blocks = []
+    for part in outside:
+        cursor = 0
+        while (start := _CODE_START.search(part, cursor)) is not None:
+            stop = _STOP_LINE.search(part, start.end())
+            end = stop.start() if stop else len(part)
+            found = _salvaged(part[start.start():end], drop_lines=False)
+            if found is not None and any(_is_statement_of_code(n) for n in found[1].body) and "torch" in found[0]:
+                blocks.append(CodeBlock("", found[0], True, found[1]))
+            cursor = end
+    return blocks
+
+
+def _trailing_fence(body: str, resume: int) -> tuple[str, str] | None:
+    """(language, code) of the first fence after ``resume`` that never closes: code to the end of the text."""
+    fence = _FENCE_LINE.search(body, resume)
+    if fence is None or fence.end() >= len(body):
+        return None
+    lang = _LANG.match(fence.group(3)).group(1)  # type: ignore[union-attr]
+    return lang, body[fence.end() + 1:]
+
+
+def _before_trailing_fence(body: str, resume: int) -> str:
+    fence = _FENCE_LINE.search(body, resume)
+    return body[resume:] if fence is None else body[resume:fence.start()]
+
+
 def code_blocks(body: str) -> list[CodeBlock]:
-    """Every fenced block of ``body`` in order; Python blocks carry their AST."""
+    """Every fenced block of ``body`` in order, then an unclosed last one; Python blocks carry their AST."""
     blocks: list[CodeBlock] = []
     # GitHub keeps the line endings the author typed; \r\n would hide every fence.
     text_body = (body or "").replace("\r\n", "\n").replace("\r", "\n")
-    for lang, text in _fenced(text_body):
+    spans = list(_fenced_spans(text_body))
+    found = [(lang, text) for lang, text, _, _ in spans]
+    resume = max((end for _, _, _, end in spans), default=0)
+    trailing = _trailing_fence(text_body, resume)
+    if trailing and not (trailing[0].lower() in _PY_LANGS or "torch" in trailing[1]):
+        trailing = None  # an unclosed block counts only as code that uses torch
+    for lang, text in found + ([trailing] if trailing else []):
         lang = lang.lower()
         if lang in _OTHER_LANGS:
             blocks.append(CodeBlock(lang, text, False, None))
             continue
         source = _strip_prompts(text)
         tree = _parse(source)
+        if tree is None and (lang in _PY_LANGS or (lang == "" and _CODE_START.search(source))):
+            salvaged = _salvaged(source)
+            if salvaged is not None:
+                source, tree = salvaged
         # An unlabelled block is Python only when it parses and is more than a bare value
         # (printed tensors such as ``tensor([1., 2.])`` also parse as an expression).
         looks_like_code = tree is not None and any(_is_statement_of_code(node) for node in tree.body)

@@ -13,7 +13,7 @@ from agent.patterns import PatternKind
 
 _LAYOUT_WORDS = re.compile(r"contiguous|channels[_ ]last|stride|memory[_ ]format|expand|transpos|layout")
 # in-place writes through expanded (stride-0) or overlapping views are aliasing reports of the variant pair
-_VARIANT_WORDS = re.compile(r"\bout=|in-place|inplace|\bout\b argument|\balias|overlapping|\bexpand(?:ed)?\b|stride.0")
+_VARIANT_WORDS = re.compile(r"\bout=|in-place|inplace|\bout\b argument|\balias|\boverlap|\bexpand(?:ed)?\b|stride.0")
 
 
 class _AllWords:
@@ -40,7 +40,10 @@ _TEXT_MODES: tuple[tuple[re.Pattern[str] | _AllWords, str], ...] = (
     # "cuda ... cpu" in either order is both words present; one ``.*`` regex re-scanned the
     # rest of the text from every "cuda" (quadratic). See Note [Linear-time patterns on issue text].
     (_AllWords(re.compile(r"\bcuda\b"), re.compile(r"\bcpu\b")), "device:cuda"),
+    (re.compile(r"\bmps\b|\bxpu\b"), "device:cuda"),
 )
+_OTHER_ACCELERATORS = (("mps", re.compile(r"\bmps\b")), ("xpu", re.compile(r"\bxpu\b")))
+_NAN_SYMPTOM = re.compile(r"\bnans?\b|\binfs?\b|\binfinit|\bnon-?finite\b|\boverflows?\b")
 _LABEL_MODES: tuple[tuple[str, str], ...] = (
     ("oncall: pt2", "compile:inductor"),
     ("module: inductor", "compile:inductor"),
@@ -49,6 +52,7 @@ _LABEL_MODES: tuple[tuple[str, str], ...] = (
 )
 
 KIND_OF_MODE: tuple[tuple[str, PatternKind], ...] = (
+    ("grad:compile:", PatternKind.Gradient_Mismatch),
     ("jit.", PatternKind.JIT_Eager_Mismatch),
     ("compile:", PatternKind.Compile_Eager_Mismatch),
     ("dtype:", PatternKind.Precision_Mismatch),
@@ -78,7 +82,14 @@ def kind_of(test_mode: str) -> PatternKind | None:
     return None
 
 
+_GRADIENT_WORDS = re.compile(r"\bgrad(?:ient)?s?\b|\bbackward\b|\bderivative|\bautograd\b")
+
+
 def _from_code(facts: CodeFacts, prose: str) -> tuple[str, dict[str, Any]] | None:
+    compiled = next((name for name in facts.modes if name.startswith("compile:")), None)
+    if compiled and "grad" in facts.modes and _GRADIENT_WORDS.search(prose):
+        # Note [Compiled gradients]: a backward through compiled code is checked on its gradients
+        return f"grad:{compiled}", facts.modes[compiled]
     for prefix in ("jit.script", "jit.trace", "compile:", "vmap", "quant:"):
         for name, options in facts.modes.items():
             if name.startswith(prefix):
@@ -88,6 +99,8 @@ def _from_code(facts: CodeFacts, prose: str) -> tuple[str, dict[str, Any]] | Non
         return "layout:channels_last", {}
     if (facts.layout_calls or facts.contiguous_calls) and layout_words and facts.contiguous_calls:
         return "layout:noncontiguous", {}
+    if facts.inplace_on_expanded:  # a write into a stride-0 view: Note [Writes into repeating views]
+        return ("variant:out" if facts.out_kwarg and not facts.inplace_methods else "variant:inplace"), {}
     if "grad" in facts.modes:
         return "grad", {}
     if facts.out_kwarg and _VARIANT_WORDS.search(prose):
@@ -118,11 +131,51 @@ def _from_text(title: str, prose: str, signals: TextSignals) -> str | None:
     return None
 
 
+def _title_mode(title: str) -> str | None:
+    return next((mode for pattern, mode in _TEXT_MODES if pattern.search(title)), None)
+
+
+def _device(facts: CodeFacts, text: str) -> str | None:
+    """The accelerator the report ran on: what the code uses, else an MPS/XPU the text names."""
+    if facts.devices:
+        return "cuda" if "cuda" in facts.devices else facts.devices[0]
+    return next((name for name, words in _OTHER_ACCELERATORS if words.search(text)), None)
+
+
 def mode_pair(facts: CodeFacts, title: str, prose: str, signals: TextSignals) -> ModePair | None:
-    """The compared pair: reference is eager (fp32, CPU, contiguous) unless stated otherwise."""
+    """The compared pair: reference is eager (fp32, CPU, contiguous) unless stated otherwise.
+
+    Note [Device-only reports]
+    Code that runs on an accelerator is the weakest mode evidence: it says where the report ran, not
+    what differs. A title that names the condition (non-contiguous, float16, a gradient) wins over
+    it, and the device is kept as the test mode's ``device`` option. A report that differs between
+    the CPU and an accelerator is a ``device:cuda`` pattern: fuzz_core runs it where the device exists
+    and records it not_applicable elsewhere; an MPS or XPU report keeps ``device: mps``/``xpu`` as its
+    option, so the device it was seen on is never lost.
+    Note [Compiled gradients]
+    Code that differentiates through compiled code (``backward``/``autograd.grad``/``torch.func.grad``
+    around a ``torch.compile``) in a report about gradients is a Gradient_Mismatch whose test mode is
+    ``grad:compile:<backend>``: the gradient of the compiled forward against eager autograd. Comparing
+    forward outputs (``compile:<backend>``) would never see a backward that compile got wrong.
+
+    Note [Writes into repeating views]
+    An in-place method or an out= tensor that writes into an expanded view (``x.expand(...)``,
+    ``broadcast_to``, ``as_strided``: elements that share memory) reads values it already overwrote.
+    The condition is the layout of the written tensor, so the kind is Layout_Mismatch; what runs is
+    the in-place (or out=) spelling against the functional one, so the test mode is ``variant:*``.
+    A precision pattern whose symptom is non-finite values (NaN/Inf named in the title) is a NaN_Inf
+    pattern with the same mode pair: what it checks is where NaN/Inf appear.
+    """
     title, prose = title.lower(), prose.lower()  # the patterns are lower-case (no re.I: faster)
     found = _from_code(facts, title + "\n" + prose)
     evidence = "code"
+    named = _title_mode(title)
+    if found is not None and found[0] in facts.modes and named in facts.modes and named != found[0]:
+        # the code runs both (trace and script, compile and a gradient); the title says which is reported
+        found = (named, facts.modes[named])
+    if found is not None and found[0] == "device:cuda":
+        if named is not None and named != "device:cuda":
+            found, evidence = (named, {}), "title"
     if found is None:
         text_mode = _from_text(title, prose, signals)
         found = (text_mode, {}) if text_mode else None
@@ -133,4 +186,12 @@ def mode_pair(facts: CodeFacts, title: str, prose: str, signals: TextSignals) ->
     kind = kind_of(name)
     if kind is None:
         return None
-    return ModePair(kind, "eager", name, {k: v for k, v in options.items() if isinstance(v, bool | int | float | str)}, evidence)
+    options = {k: v for k, v in options.items() if isinstance(v, bool | int | float | str)}
+    device = _device(facts, title + "\n" + prose if name == "device:cuda" else "")
+    if device is not None and not (name == "device:cuda" and device == "cuda"):
+        options["device"] = device
+    if kind == PatternKind.Precision_Mismatch and _NAN_SYMPTOM.search(title):
+        kind = PatternKind.NaN_Inf
+    if kind == PatternKind.Variant_Mismatch and facts.inplace_on_expanded:
+        kind = PatternKind.Layout_Mismatch
+    return ModePair(kind, "eager", name, options, evidence)

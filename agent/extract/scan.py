@@ -9,10 +9,19 @@ instances (``self.pool(x)``, ``m(x)``) count as uses of the module class they we
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from agent.extract.vocab import DTYPE_METHODS, DTYPE_NAMES, LAYOUT_METHODS, tensor_method_names, torch_function_exists
+from agent.extract.public_ops import INTERNAL_PREFIXES, public_op
+from agent.extract.vocab import (
+    DTYPE_METHODS,
+    DTYPE_NAMES,
+    EXPANDING_METHODS,
+    LAYOUT_METHODS,
+    tensor_method_names,
+    torch_function_exists,
+)
 
 DEFAULT_ALIASES = {"torch": "torch", "nn": "torch.nn", "F": "torch.nn.functional", "np": "numpy", "numpy": "numpy"}
 _NAN_NAMES = {"torch.nan", "math.nan", "numpy.nan", "numpy.NaN", "numpy.NAN"}
@@ -20,6 +29,13 @@ _INF_NAMES = {"torch.inf", "math.inf", "numpy.inf", "numpy.Inf", "numpy.PINF"}
 # Devices whose results a report compares with the CPU's; ``CodeFacts.cuda`` means "ran on one of them"
 # (the pattern needs an accelerator; an MPS report is checked where CUDA is, the nearest we run).
 ACCELERATORS = ("cuda", "mps", "xpu")
+# Function transforms that differentiate what they wrap (torch.func and torch.autograd.functional)
+GRAD_TRANSFORMS = frozenset(
+    f"{module}.{name}" for module in ("torch.func", "functorch", "torch.autograd.functional")
+    for name in ("grad", "grad_and_value", "jacrev", "jacfwd", "jacobian", "hessian", "vjp", "jvp", "hvp", "vhp",
+                 "linearize")
+)
+EXPORT_CALLS = frozenset({"torch.export.export", "torch.export.export_for_training", "torch.export"})
 
 
 @dataclass
@@ -45,9 +61,11 @@ class CodeFacts:
     contiguous_calls: int = 0
     memory_format_channels_last: bool = False
     cuda: bool = False
+    devices: list[str] = field(default_factory=list)  # accelerators the code runs on: cuda, mps, xpu
     eval_called: bool = False
     out_kwarg: bool = False
     inplace_methods: list[str] = field(default_factory=list)
+    inplace_on_expanded: bool = False  # an in-place method or out= writes into an expanded (stride-0) view
     nan_checks: int = 0
     assigned_names: set[str] = field(default_factory=set)
 
@@ -58,6 +76,14 @@ class CodeFacts:
     def add_special(self, value: str) -> None:
         if value not in self.special_values:
             self.special_values.append(value)
+
+    def add_device(self, value: str) -> None:
+        """A device string or name the code uses; accelerators set ``cuda`` and are listed."""
+        name = value.split(":", 1)[0].strip().lower()
+        if name in ACCELERATORS:
+            self.cuda = True
+            if name not in self.devices:
+                self.devices.append(name)
 
     def add_mode(self, name: str, **options: Any) -> None:
         known = self.modes.setdefault(name, {})
@@ -76,9 +102,11 @@ class CodeFacts:
         self.contiguous_calls += other.contiguous_calls
         self.memory_format_channels_last |= other.memory_format_channels_last
         self.cuda |= other.cuda
+        self.devices += [d for d in other.devices if d not in self.devices]
         self.eval_called |= other.eval_called
         self.out_kwarg |= other.out_kwarg
         self.inplace_methods += other.inplace_methods
+        self.inplace_on_expanded |= other.inplace_on_expanded
         self.nan_checks += other.nan_checks
         self.assigned_names |= other.assigned_names
 
@@ -121,6 +149,9 @@ class _Scanner(ast.NodeVisitor):
         self.depth = 0  # > 0 inside a def or class of the snippet
         self.print_depth = 0
         self.instances: dict[str, str] = {}  # variable or self attribute -> module class api
+        self.int_names: set[str] = set()  # names bound to plain ints (loop counters, len(...), literals)
+        self.numpy_names: set[str] = set()  # names bound to values computed with numpy
+        self.expanded_names: set[str] = set()  # names bound to x.expand(...) and other repeating views
         self.user_classes: set[str] = set()
 
     # --------------------------------------------------------------- resolution
@@ -204,7 +235,48 @@ class _Scanner(ast.NodeVisitor):
                 elif isinstance(node.value.func, ast.Name) and node.value.func.id in self.user_classes:
                     self.instances[key] = "user:" + node.value.func.id
             if isinstance(target, ast.Subscript):
+                self._indexed_write(target)
                 self.visit(target)  # x[::2] = ...: a strided target is a layout fact
+        names = [t.id for t in node.targets if isinstance(t, ast.Name)]
+        if isinstance(node.value, ast.Constant) and isinstance(node.value.value, int) or (
+                isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Name) and node.value.func.id == "len"):
+            self.int_names.update(names)
+        if self._uses_numpy(node.value):
+            self.numpy_names.update(names)
+        if isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Attribute) and (
+                node.value.func.attr in EXPANDING_METHODS):
+            self.expanded_names.update(names)
+
+    def _uses_numpy(self, value: ast.AST) -> bool:
+        for leaf in ast.walk(value):
+            if isinstance(leaf, ast.Name) and (leaf.id in self.numpy_names or (self.aliases.get(leaf.id) or "").startswith("numpy")):
+                return True
+        return False
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> None:  # noqa: N802
+        self.visit(node.value)
+        if isinstance(node.target, ast.Subscript):
+            self._indexed_write(node.target)
+        self.visit(node.target)
+
+    def visit_For(self, node: ast.For) -> None:  # noqa: N802
+        # ``for i in range(n)``: i is an int, so ``out[i] = ...`` is a plain element write, not advanced indexing
+        if isinstance(node.iter, ast.Call) and isinstance(node.iter.func, ast.Name) and node.iter.func.id in (
+                "range", "enumerate", "zip"):
+            self.int_names.update(leaf.id for leaf in ast.walk(node.target) if isinstance(leaf, ast.Name))
+        self.generic_visit(node)
+
+    def _indexed_write(self, target: ast.Subscript) -> None:
+        """``x[idx] = v`` / ``x[idx] += v`` with a tensor index or a mask is an index_put_ (advanced indexing)."""
+        index = target.slice
+        if self._uses_numpy(target.value) or self._uses_numpy(index):  # a numpy array, not a tensor
+            return
+        parts = index.elts if isinstance(index, ast.Tuple) else [index]
+        for part in parts:
+            if isinstance(part, ast.Name) and part.id not in self.int_names or isinstance(part, ast.Compare | ast.List) or (
+                    isinstance(part, ast.Call) and (self.qualify(part.func) or "").startswith("torch.")):
+                self._record("torch.Tensor.index_put_", "operator", target, {}, [])
+                return
 
     def visit_Constant(self, node: ast.Constant) -> None:  # noqa: N802
         if isinstance(node.value, float | int) and not isinstance(node.value, bool):
@@ -285,7 +357,7 @@ class _Scanner(ast.NodeVisitor):
                 self.facts.add_special("-inf")
         device = kwargs.get("device")
         if isinstance(device, str) and device.startswith(ACCELERATORS):
-            self.facts.cuda = True
+            self.facts.add_device(device)
         dtype = kwargs.get("dtype")
         if isinstance(dtype, str) and dtype.startswith("torch."):
             name = DTYPE_NAMES.get(dtype.split(".")[-1])
@@ -295,6 +367,9 @@ class _Scanner(ast.NodeVisitor):
             self.facts.memory_format_channels_last = True
         if "out" in kwargs:
             self.facts.out_kwarg = True
+            if any(kw.arg == "out" and isinstance(kw.value, ast.Name) and kw.value.id in self.expanded_names
+                   for kw in node.keywords):
+                self.facts.inplace_on_expanded = True
 
     def _record(self, api: str, kind: str, node: ast.AST, kwargs: dict[str, Any], args: list[Any], receiver: str | None = None) -> None:
         self.facts.calls.append(
@@ -320,8 +395,12 @@ class _Scanner(ast.NodeVisitor):
             self.facts.add_mode(f"autocast:{name}")
         elif api in ("torch.vmap", "torch.func.vmap", "functorch.vmap"):
             self.facts.add_mode("vmap")
-        elif api in ("torch.autograd.grad", "torch.autograd.gradcheck", "torch.autograd.gradgradcheck", "torch.func.grad"):
+        elif api in ("torch.autograd.grad", "torch.autograd.gradcheck", "torch.autograd.gradgradcheck") or (
+                api in GRAD_TRANSFORMS):
             self.facts.add_mode("grad")
+        elif api in EXPORT_CALLS:
+            # an exported program runs the ATen graph dynamo and AOTAutograd captured: aot_eager's path
+            self.facts.add_mode("compile:aot_eager", export=True)
         elif api.endswith("quantize_dynamic"):
             self.facts.add_mode("quant:dynamic")
 
@@ -331,6 +410,14 @@ class _Scanner(ast.NodeVisitor):
                 self._mode_call(api, kwargs, args)
                 self._record(api, "function", node, kwargs, args)
             return
+        if api.startswith("torch.ops."):
+            # Note [Public op behind internal spellings] (public_ops.py): the dispatcher's name of a public op
+            mapped = public_op(api) if api.startswith(INTERNAL_PREFIXES) else None
+            if mapped is not None:
+                self._record(mapped, "function", node, kwargs, args)
+            return
+        if api == "torch.device" and args and isinstance(args[0], str):
+            self.facts.add_device(args[0])
         self._mode_call(api, kwargs, args)
         if api in ("torch.isnan", "torch.isinf", "torch.isfinite"):
             self.facts.nan_checks += 1
@@ -348,8 +435,8 @@ class _Scanner(ast.NodeVisitor):
                 self.facts.eval_called = True
             elif method in ("half", "bfloat16"):
                 self.facts.add_dtype(DTYPE_METHODS[method])
-            elif method == "cuda":
-                self.facts.cuda = True
+            elif method in ACCELERATORS:
+                self.facts.add_device(method)
             elif method == "to":
                 self._to_call(kwargs, args)
             return
@@ -362,8 +449,8 @@ class _Scanner(ast.NodeVisitor):
             self.facts.add_dtype(DTYPE_METHODS[method])
         elif method == "to":
             self._to_call(kwargs, args)
-        elif method == "cuda":
-            self.facts.cuda = True
+        elif method in ACCELERATORS:
+            self.facts.add_device(method)
         elif method == "contiguous":
             self.facts.contiguous_calls += 1
         elif method in LAYOUT_METHODS:
@@ -374,6 +461,8 @@ class _Scanner(ast.NodeVisitor):
             return
         if method.endswith("_") and not method.endswith("__") and method not in ("requires_grad_", "fill_", "zero_", "copy_", "uniform_", "normal_"):
             self.facts.inplace_methods.append(method)
+            if isinstance(func.value, ast.Name) and func.value.id in self.expanded_names:
+                self.facts.inplace_on_expanded = True
         api = f"torch.{method}" if torch_function_exists(method) and not method.endswith("_") else f"torch.Tensor.{method}"
         receiver = func.value.id if isinstance(func.value, ast.Name) else None
         self._record(api, "method", node, kwargs, args, receiver)
@@ -383,7 +472,7 @@ class _Scanner(ast.NodeVisitor):
             if not isinstance(value, str):
                 continue
             if value.startswith(ACCELERATORS):
-                self.facts.cuda = True
+                self.facts.add_device(value)
             elif value == "torch.channels_last":
                 self.facts.memory_format_channels_last = True
             elif value.startswith("torch.") and value.split(".")[-1] in DTYPE_NAMES:
@@ -392,6 +481,16 @@ class _Scanner(ast.NodeVisitor):
     def _instance_call(self, api: str, node: ast.Call) -> None:
         if not api.startswith("user:"):
             self._record(api, "module", node, {}, [])
+
+
+# A mode line the reporter commented out to show the difference ("#@torch.jit.script", "# f = torch.compile(f)")
+_COMMENTED_MODE = re.compile(r"^[^\S\n]*#[^\S\n]*@?[^\n#]*?\btorch\.(jit\.script|jit\.trace|compile)\b", re.M)
+_COMMENTED_NAMES = {"jit.script": "jit.script", "jit.trace": "jit.trace", "compile": "compile:inductor"}
+
+
+def commented_modes(source: str) -> list[str]:
+    """Modes named on commented-out lines of a snippet: the reporter toggles them to compare."""
+    return [_COMMENTED_NAMES[m.group(1)] for m in _COMMENTED_MODE.finditer(source)]
 
 
 def scan_tree(tree: ast.Module) -> CodeFacts:

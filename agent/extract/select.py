@@ -18,6 +18,9 @@ from agent.extract.vocab import (
 _WORD_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _PROSE_API_RE = re.compile(r"\b(torch|F|nn)\.([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)")
 _PROSE_ALIASES = {"torch": "torch", "F": "torch.nn.functional", "nn": "torch.nn"}
+# Wrappers that run other code (a mode), never the op under test even when the title spells them out
+_MODE_WRAPPERS = frozenset({"torch.compile", "torch.autocast", "torch.vmap", "torch.no_grad", "torch.enable_grad",
+                            "torch.inference_mode", "torch.set_grad_enabled", "torch.manual_seed", "torch.device"})
 
 
 def _short(api: str) -> str:
@@ -54,6 +57,8 @@ def choose_api(calls: list[CallSite], title: str, prose: str) -> tuple[str | Non
     """The most likely API under test and the ranked candidates with their scores."""
     title_words = [w.lower() for w in _WORD_RE.findall(title)]
     prose_words = {w.lower() for w in _WORD_RE.findall(prose)}
+    # a check such as torch.isfinite is plumbing in a repro, but not when the title spells it out as the subject
+    named = title_api(title)
     # tensor plumbing named in the title counts only where it computes, not inside print()
     computing = {site.api for site in calls if not site.in_print}
     order: list[str] = []
@@ -62,7 +67,7 @@ def choose_api(calls: list[CallSite], title: str, prose: str) -> tuple[str | Non
     for site in calls:
         if _short(site.api) in NEVER_UNDER_TEST and site.kind == "method":
             continue
-        if not _sized_from_a_tensor(site) and (is_tooling(site.api) or (
+        if site.api != named and not _sized_from_a_tensor(site) and (is_tooling(site.api) or (
             is_infra(site) and (_title_position(site.api, title_words) is None or site.api not in computing)
         )):
             continue
@@ -89,6 +94,23 @@ def choose_api(calls: list[CallSite], title: str, prose: str) -> tuple[str | Non
         return ranked[0][0], ranked
     fallback = prose_api(title) or prose_api(prose)
     return fallback, ranked
+
+
+def title_api(title: str) -> str | None:
+    """A ``torch.x`` / ``F.x`` spelled out in the title that is an op, not a mode wrapper or tooling namespace."""
+    for match in _PROSE_API_RE.finditer(title):
+        qualified = f"{_PROSE_ALIASES[match.group(1)]}.{match.group(2)}"
+        if qualified.startswith(INFRA_PREFIXES) or qualified in _MODE_WRAPPERS:
+            continue
+        if qualified.rsplit(".", 1)[-1] not in DTYPE_NAMES and _fuzzable(qualified):
+            return qualified
+    return None
+
+
+def _fuzzable(api: str) -> bool:
+    from fuzz_core.api_names import rejection_reason
+
+    return rejection_reason(api) is None
 
 
 def prose_api(text: str) -> str | None:

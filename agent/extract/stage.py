@@ -11,6 +11,7 @@ Nothing here runs code from an issue.
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -84,10 +85,14 @@ def _issue_variables(issue: Any) -> dict[str, str]:
     return {"title": issue.title, "labels": ", ".join(issue.labels), "body": issue.body, "comments": comments}
 
 
+_INDEXED_WRITE = re.compile(r"\][ \t]*[-+*/]?=(?!=)")
+
+
 def _api_occurs(api: str, text: str) -> bool:
-    """Guard against a model naming an API the issue never mentions."""
+    """Guard against a model naming an API the issue never mentions (operators spell some: ``@``, ``x[i] = v``)."""
     short = api.rsplit(".", 1)[-1]
-    return short in text or (api in ("torch.matmul", "torch.mm") and "@" in text)
+    return short in text or (api in ("torch.matmul", "torch.mm") and "@" in text) or (
+        short in ("index_put_", "index_put", "__setitem__") and _INDEXED_WRITE.search(text) is not None)
 
 
 def _pattern_check(issue: Any) -> Callable[[PatternAnswer], str | None]:

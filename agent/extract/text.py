@@ -15,7 +15,8 @@ CRASH_LABELS = ("module: crash", "crash", "segfault")
 # The word patterns are lower-case and run on lower-cased text: re.I costs several times more.
 _MISMATCH_WORDS = re.compile(
     r"\b(wrong|incorrect|differ(?:s|ent|ence|ences)?|disagree|mismatch(?:es)?|silently|not close|inaccurate|"
-    r"inconsistent|off by|returns? (?:-?inf|nan|zeros?)|drops?|ignores?|loses?|instead of|should be|expected)\b",
+    r"inconsistent|off by|returns? (?:-?inf|nan|zeros?)|drops?|ignores?|loses?|instead of|should be|expected|"
+    r"inaccurac(?:y|ies)|less accurate|accuracy (?:issues?|problems?|drops?|loss|bugs?))\b",
 )
 _CRASH_WORDS = re.compile(r"segmentation fault|segfault|core dumped|illegal memory access|sigsegv|sigabrt|fatal python error")
 _FEATURE_HEADINGS = re.compile(r"###\s*(?:🚀|📚)|^[^\S\n]*\[(?:feature request|rfc|feature)\]", re.M)
@@ -25,6 +26,9 @@ _QUESTION_WORDS = re.compile(
 )
 _FIX_PR = re.compile(r"^[^\S\n]*(?:fixes|closes|resolves)\s+(?:#|https?://\S+/issues/)\d+", re.M)
 _NOT_A_BUG = re.compile(r"\bnot a (?:pytorch )?bug\b|\bexpected behaviou?r\b|\bworks as (?:intended|expected)\b")
+# The reporter conceding in the description (an edit on closing); "expected behavior" there is a claim or a
+# template heading (Note [Tracker conventions] in thread.py), never a verdict.
+_CONCEDED = re.compile(r"\bnot a (?:pytorch )?bug\b")
 _REFERENCE_WORDS = re.compile(r"\b(?:fp64|float64|fp32|float32|double)\s+ref(?:erence)?\b|\bvs\s+fp(?:32|64)\b|\breference\b")
 # Note [Linear-time patterns on issue text]
 # Issue text is written by anyone, so no pattern here may backtrack over a long run: a line
@@ -44,7 +48,8 @@ _FENCED = re.compile(r"```.*?```", re.S)
 _TITLE_SYMPTOM = re.compile(
     r"\b(?:nans?|inf|wrong|incorrect|differ|differs|different|mismatch(?:es)?|silently|garbage|zeros|"
     r"overflows?|underflows?|ignored|ignores|drops?|loses|lost|frozen|stays fixed|disagree|inaccurate|"
-    r"unchanged|scrambled|not match|does not match|doesn't match)\b"
+    r"unchanged|scrambled|not match|does not match|doesn't match|inaccurac(?:y|ies)|less accurate|"
+    r"(?:accuracy|precision) (?:issues?|problems?|drops?|loss|bugs?))\b"
 )
 _TITLE_NOT_SILENT = re.compile(
     r"\b(?:raises?|fails?|failed|crash(?:es)?|segfault|slow(?:er)?|leak|recompil\w*|hangs?|build|install|typo|"
@@ -123,7 +128,7 @@ def read_signals(title: str, body: str, labels: list[str], comments: list[str], 
         feature_or_docs=bool(_FEATURE_HEADINGS.search(title_low + "\n" + body_low)),
         question=bool(_QUESTION_WORDS.search(everything)),
         fix_pr=bool(_FIX_PR.search(body_low)) or _labels_match(low_labels, ("merged", "open source")),
-        closed_as_not_a_bug=bool(_NOT_A_BUG.search(everything)),
+        closed_as_not_a_bug=bool(_CONCEDED.search(prose)) or any(_NOT_A_BUG.search(c.lower()) for c in comments),
         mismatch_words=len(_MISMATCH_WORDS.findall(title_low + "\n" + prose)),
         mentions_reference=bool(_REFERENCE_WORDS.search(everything)),
         reported_diffs=diffs,

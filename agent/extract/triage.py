@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from agent.extract.modes import ModePair
 from agent.extract.scan import CallSite, CodeFacts
 from agent.extract.text import TextSignals
-from agent.extract.verdicts import CommentVerdict
+from agent.extract.verdicts import FLOAT_NOISE, CommentVerdict, TrackerVerdict
 from agent.extract.vocab import (
     DOMAIN_RESTRICTED,
     LOW_PRECISION,
@@ -49,6 +49,7 @@ class TriageInput:
     api: str | None
     has_repro: bool
     verdict: CommentVerdict = CommentVerdict()  # Note [Verdicts in comments]
+    tracker: TrackerVerdict = TrackerVerdict()  # Note [The tracker's own verdict]
 
 
 def _short(api: str | None) -> str:
@@ -203,39 +204,51 @@ def _evidence(t: TriageInput) -> int:
         + 2 * shown + 2 * (t.modes is not None)
         + 2 * s.title_symptom + (s.shows_output and t.modes is not None)
         - 3 * (s.title_not_silent and not s.title_symptom) - 2 * s.raised_error
-        + 4 * t.verdict.confirmed
+        + 4 * bool(t.tracker.confirmed or t.verdict.confirmed)
     )
+
+
+def _named_class(t: TriageInput) -> str | None:
+    """The false-alarm class a dismissal names; float noise is low precision in a low dtype, else tight comparison."""
+    named = t.verdict.false_alarm_class
+    if named == FLOAT_NOISE:
+        return "low_precision" if any(d in LOW_PRECISION for d in t.facts.dtypes) else "bitwise_comparison"
+    return named
 
 
 def triage(t: TriageInput) -> TriageResult:
     s = t.signals
+    confirmed = t.tracker.confirmed or ("a comment confirms it" if t.verdict.confirmed else None)
     if s.fix_pr:
         return TriageResult(is_silent_bug=False, has_repro=t.has_repro, confidence=0.8,
                             reason="a pull request fixing a bug reported elsewhere, not a report")
-    if s.feature_or_docs and not s.silent_label:
+    if s.feature_or_docs and not s.silent_label and not confirmed:
         return TriageResult(is_silent_bug=False, has_repro=t.has_repro, confidence=0.85,
                             reason="a feature request, RFC or documentation issue")
-    if s.crash and not s.silent_label:
+    if s.crash and not s.silent_label and not confirmed:
         return TriageResult(is_silent_bug=False, has_repro=t.has_repro, confidence=0.8,
                             reason="a crash, not a silent wrong result")
-    verdict = t.verdict
-    for name, rule in FALSE_ALARM_RULES if not verdict.confirmed else ():
+    for name, rule in FALSE_ALARM_RULES if not confirmed else ():
         why = rule(t)
         if why:
             confidence = 0.6 + 0.15 * s.closed_as_not_a_bug + 0.1 * s.question + 0.1 * (not s.silent_label)
             return TriageResult(is_silent_bug=False, has_repro=t.has_repro, false_alarm_class=name,  # type: ignore[arg-type]
                                 confidence=min(confidence, 0.95), reason=why)
-    if verdict.false_alarm_class:
-        return TriageResult(is_silent_bug=False, has_repro=t.has_repro, false_alarm_class=verdict.false_alarm_class,  # type: ignore[arg-type]
+    named = None if confirmed else _named_class(t)
+    if named:
+        return TriageResult(is_silent_bug=False, has_repro=t.has_repro, false_alarm_class=named,  # type: ignore[arg-type]
                             confidence=0.75, reason="a maintainer's comment explains it as a known false alarm")
     evidence = _evidence(t)
-    if not verdict.confirmed and (s.closed_as_not_a_bug or s.not_bug_label and not s.silent_label):
+    dismissed = t.tracker.dismissed or ("closed or labelled as not a bug" if s.closed_as_not_a_bug or (
+        s.not_bug_label and not s.silent_label) else None)
+    if not confirmed and dismissed:
         return TriageResult(is_silent_bug=False, has_repro=t.has_repro, confidence=0.6,
-                            reason="closed or labelled as not a bug")
+                            reason=f"not a bug: {dismissed}")
     if evidence >= 4 and (t.has_repro or s.silent_label):
         confidence = min(0.4 + 0.06 * evidence, 0.95)
         what = f"{t.modes.kind.value} on {t.api}" if t.modes and t.api else (t.api or "an unnamed API")
+        because = f"; confirmed: {confirmed}" if confirmed else ""
         return TriageResult(is_silent_bug=True, has_repro=t.has_repro, confidence=confidence,
-                            reason=f"reports wrong results without an error: {what}")
+                            reason=f"reports wrong results without an error: {what}{because}")
     return TriageResult(is_silent_bug=False, has_repro=t.has_repro, confidence=0.5,
                         reason="no evidence of a silent wrong result")

@@ -7,6 +7,16 @@ fix is up" makes a report a silent bug whatever its wording, and "expected behav
 phrase ("that is not expected behaviour") is a confirmation, not a dismissal. Each pattern is a
 flat alternation of words (Note [Linear-time patterns on issue text] in text.py), and the
 comments are read one by one so a confirmation and a dismissal in different comments are both seen.
+
+Note [The tracker's own verdict]
+Most real silent bugs are closed because they were fixed, and the tracker says so in ways that do
+not depend on anyone's wording: a comment that points at the fix ("fixed by #123", a pull request
+or commit that fixes it, "the fix was merged"), GitHub's ``state_reason`` (``completed`` /
+``not_planned``) when the record has it, and the labels maintainers put on a report
+(``high priority``, a regression label, ``actionable``). ``tracker_verdict`` folds
+these with the comment verdict: a fix reference or a confirming label makes the report a confirmed
+bug; ``not_planned``, a dismissing label or a dismissal in someone else's comment makes it "not a
+bug" unless something confirms it. A plain "closed" says neither: not-a-bug reports are closed too.
 """
 
 from __future__ import annotations
@@ -21,7 +31,30 @@ _CONFIRMED = re.compile(
 _NEGATED_DISMISSAL = re.compile(r"\bnot (?:the )?expected behaviou?r\b|\bnot working as intended\b")
 _DISMISSED = re.compile(
     r"\bnot a (?:pytorch )?bug\b|\bexpected behaviou?r\b|\bworking as intended\b|\bworks as (?:intended|expected)\b|"
-    r"\bby design\b|\bnot user[- ]facing\b|\bis documented\b|\bdocumented:"
+    r"\bby design\b|\bnot user[- ]facing\b|\bis documented\b|\bdocumented:|\bnot an? (?:real |actual )?(?:issue|problem)\b|"
+    r"\bnot a real bug\b|\b(?:this|that|it|which|differences?|results?) (?:is|are) expected\b"
+)
+# A comment that points at the fix of the report: a pull request, a commit, a merged or landed fix.
+_FIX_REFERENCE = re.compile(
+    r"\b(?:fixed|resolved|addressed|closed|completed) (?:by|in|with|via) (?:#\d|https?://|pr\b|pull request\b|commit\b|"
+    r"[0-9a-f]{7,40}\b)|\b(?:pr|pull request) #?\d+ (?:fixes|fixed|resolves|resolved|should fix)\b|"
+    r"\b(?:the|a) fix (?:is|was|has been|got) (?:merged|landed|in)\b|\b(?:sent|submitted|opened|put up) a (?:fix|pr|pull request)\b|"
+    r"\bfix(?:ed)? (?:is |has been )?(?:merged|landed)\b|\b(?:pr|pull request) (?:to fix|that fixes|fixing)\b|"
+    r"\bshould be fixed (?:by|in|on) (?:#\d|https?://|main|master|nightly|the nightly)"
+)
+# Float-noise explanations; the class (low_precision or bitwise_comparison) depends on the dtypes.
+FLOAT_NOISE = "float_noise"
+_FLOAT_NOISE_WORDS = re.compile(
+    r"\bnumerical[_ ]accuracy\b|\bfloating[- ]point (?:error|noise|precision|rounding|arithmetic|numbers?)\b|"
+    r"\brounding (?:error|noise)s?\b|\bnumerical (?:noise|precision|error)s?\b|\bnon-?associativ"
+)
+# ``module: correctness (silent)`` says what kind of report it is (TextSignals.silent_label), not that it was
+# confirmed: triagers put it on reports before they are ruled on, and the false-alarm rules still apply.
+CONFIRMING_LABELS: tuple[str, ...] = (
+    "high priority", "topic: regression", "module: regression", "regression", "actionable",
+)
+DISMISSING_LABELS: tuple[str, ...] = (
+    "not a bug", "invalid", "wontfix", "won't fix", "working as intended", "expected behavior", "expected behaviour",
 )
 # (class, words a maintainer uses when explaining it), checked in this order
 _CLASS_WORDS: tuple[tuple[str, re.Pattern[str]], ...] = (
@@ -34,6 +67,7 @@ _CLASS_WORDS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("bitwise_comparison", re.compile(r"\bbitwise\b|\b(?:accumulation|different) order\b|\bdifferent kernels\b|"
                                       r"\bdefault tolerances\b")),
     ("low_precision", re.compile(r"\bulp\b|\bwhat fp16 gives\b|\bhalf precision\b|\bprecision of (?:fp16|bf16)\b")),
+    (FLOAT_NOISE, _FLOAT_NOISE_WORDS),
 )
 
 
@@ -51,7 +85,7 @@ def read_verdict(comments: list[str]) -> CommentVerdict:
     for comment in comments:
         text = comment.lower()
         negated = bool(_NEGATED_DISMISSAL.search(text))
-        if _CONFIRMED.search(text) or negated:
+        if _CONFIRMED.search(text) or _FIX_REFERENCE.search(text) or negated:
             confirmed = True
             continue
         if _DISMISSED.search(text):
@@ -62,3 +96,39 @@ def read_verdict(comments: list[str]) -> CommentVerdict:
         return CommentVerdict(confirmed=True)
     # the class words are specific enough (fallback_random, which write wins) to count as a dismissal
     return CommentVerdict(dismissed=dismissed or named is not None, false_alarm_class=named)
+
+
+@dataclass(frozen=True)
+class TrackerVerdict:
+    """What the tracker says about a report (Note [The tracker's own verdict]); each field says why."""
+
+    confirmed: str | None = None
+    dismissed: str | None = None
+
+
+def _label_in(labels: list[str], names: tuple[str, ...]) -> str | None:
+    low = [label.lower().strip() for label in labels]
+    for label in low:
+        for name in names:
+            if label == name or (" " in name and name in label):
+                return label
+    return None
+
+
+def tracker_verdict(comments: CommentVerdict, labels: list[str], state: str | None = None,
+                    state_reason: str | None = None) -> TrackerVerdict:
+    """Comments, labels and GitHub's close reason folded into one verdict; a confirmation wins."""
+    reason = (state_reason or "").lower()
+    if comments.confirmed:
+        return TrackerVerdict(confirmed="a comment confirms it or points at its fix")
+    if reason == "not_planned":
+        return TrackerVerdict(dismissed="closed as not planned")
+    dismissing = _label_in(labels, DISMISSING_LABELS)
+    if dismissing:
+        return TrackerVerdict(dismissed=f"labelled {dismissing!r}")
+    confirming = _label_in(labels, CONFIRMING_LABELS)
+    if confirming:
+        return TrackerVerdict(confirmed=f"labelled {confirming!r} by the maintainers")
+    if comments.dismissed:
+        return TrackerVerdict(dismissed="a comment explains it as expected")
+    return TrackerVerdict()

@@ -57,6 +57,9 @@ INFRA_PREFIXES: tuple[str, ...] = (
     "torch.testing.", "torch.jit.", "torch._dynamo.", "torch._inductor.", "torch._C.", "torch.cuda.",
     "torch.backends.", "torch.autograd.", "torch.utils.", "torch.random.", "torch.func.", "torch.profiler.",
     "torch.ao.quantization.", "torch.quantization.", "torch.distributed.", "torch.onnx.", "torch.export.",
+    # custom-op registration, dispatcher spellings and compiler plumbing: the op they wrap is under test
+    # (Note [Public op behind internal spellings] in public_ops.py)
+    "torch.library.", "torch.ops.", "torch.fx.", "torch.compiler.", "torch.amp.", "torch.mps.", "torch.xpu.",
 )
 INFRA_METHODS: frozenset[str] = frozenset(
     {
@@ -75,8 +78,10 @@ INFRA_METHODS: frozenset[str] = frozenset(
 # "the batch size is frozen", "differs on cuda"): the op that computes is.
 NEVER_UNDER_TEST: frozenset[str] = frozenset(
     {"backward", "size", "cuda", "cpu", "to", "item", "numel", "stride", "dim", "requires_grad_", "detach",
-     "clone", "tolist", "numpy", "type", "retain_grad", "register_hook"}
+     "clone", "tolist", "numpy", "type", "retain_grad", "register_hook", "contiguous", "is_contiguous"}
 )
+# Views that repeat memory (stride 0 or overlapping): an in-place write into one is a layout report.
+EXPANDING_METHODS: frozenset[str] = frozenset({"expand", "expand_as", "broadcast_to", "as_strided"})
 # Constructors whose sizes a trace records as constants: under test when their size comes from a tensor.
 SIZE_CONSTRUCTORS: frozenset[str] = frozenset(
     {"torch.zeros", "torch.ones", "torch.full", "torch.empty", "torch.arange", "torch.linspace", "torch.eye"}

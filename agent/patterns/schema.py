@@ -49,6 +49,10 @@ KNOWN_MODES: tuple[str, ...] = (
     "quant:dynamic",
     "vmap",
     "grad",
+    # the gradient of the forward run through torch.compile (fuzz_core/modes/grad.py), against eager autograd
+    "grad:compile:eager",
+    "grad:compile:aot_eager",
+    "grad:compile:inductor",
 )
 
 SpecialValue = Literal["nan", "inf", "-inf", "-0.0", "denormal", "huge", "tiny"]
