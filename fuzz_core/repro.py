@@ -17,6 +17,8 @@ import torch
 
 from fuzz_core import saved_inputs
 from fuzz_core.modes.base import Mode
+from fuzz_core.oracles import tolerance
+from fuzz_core.oracles.closeness import comparison_source
 from fuzz_core.oracles.compare import LOW_PRECISION_ULPS
 from fuzz_core.oracles.tolerance import DTYPE_PRECISIONS, SAME_TOL
 from fuzz_core.inputs import Sample
@@ -73,14 +75,13 @@ def has_ties(tensors):
     return False
 
 
-def fp64_rule_fails(ref, res, fp64):
+def fp64_rule_fails(ref, res, fp64, rtol, atol):
     """True when res is clearly further from float64 than ref (torch._dynamo.utils.same with fp64_ref)."""
     from torch._dynamo.utils import same
     r, t, f = ref.double(), res.double(), fp64.double()
     finite = torch.isfinite(r) & torch.isfinite(t) & torch.isfinite(f)
-    rtol, atol = TOLERANCE.get(res.dtype, (0.0, 0.0))
     class_eq = lambda a, b: (a.isnan() & b.isnan()) | (a == b)
-    mismatch = ~(class_eq(r, t) | ((t - r).abs() <= atol + rtol * r.abs()))
+    mismatch = ~close_enough(r, t, rtol, atol)
     bad_nonfinite = mismatch & ~finite
     if bad_nonfinite.any():
         near = lambda x: class_eq(x, f) | (torch.isfinite(x) & torch.isfinite(f) & ((x - f).abs() <= atol + 10 * rtol * f.abs()))
@@ -172,24 +173,27 @@ def check():
             "indices" in path or INDEX_OUTPUT)
         if is_index and has_ties(flat_inputs):
             continue
+        # The fuzzer's comparison, as its oracle runs it, through its own close_enough pasted above.
         if LOW_DTYPE is not None and r.is_floating_point() and t.is_floating_point():
-            r = r.to(t.dtype)
+            r = r.to(t.dtype)  # the best answer the low dtype can represent
+        rtol, atol = tolerance_for(r.dtype, t.dtype)
+        as_ref = t.to(r.dtype) if r.dtype != torch.bool else t.bool()
+        if r.is_floating_point() or r.is_complex():
             # A few ulps of the low dtype are rounding (composite ops round after every step).
-            mag = torch.maximum(r.abs(), t.abs())
-            ulp = torch.nextafter(mag, torch.full_like(mag, float("inf"))) - mag
-            same_class = (r.isnan() & t.isnan()) | (r == t)
-            if bool((same_class | ((t.double() - r.double()).abs() <= LOW_PRECISION_ULPS * ulp.double())).all()):
-                continue
-        try:
-            torch.testing.assert_close(t, r.to(t.dtype), equal_nan=True, check_dtype=False, check_stride=False)
+            slack = rounding_slack(r, as_ref, LOW_PRECISION_ULPS) if LOW_DTYPE is not None else 0.0
+            close = close_enough(r, as_ref, rtol, atol, slack)
+        else:
+            close = as_ref == r
+        if bool(close.all()):
             continue
-        except AssertionError as exc:
-            report = str(exc)
+        first = torch.nonzero(~close)[0].tolist() if close.dim() else []
+        report = (f"{int((~close).sum())} of {close.numel()} elements differ beyond rtol={rtol:g}, atol={atol:g}; "
+                  f"first at index {first}: reference {r[tuple(first)].item()!r}, test {t[tuple(first)].item()!r}")
         if not isinstance(f, torch.Tensor) or f.shape != r.shape:
             print(f"beyond tolerance at {path} but no float64 reference to judge it:\\n{report}")
             continue
         if r.is_floating_point() and t.is_floating_point():
-            worse = fp64_rule_fails(r, t, f)
+            worse = fp64_rule_fails(r, t, f, rtol, atol)
         else:
             bad = t.to(torch.int64) != r.to(torch.int64)
             worse = bool((f.to(torch.int64) == r.to(torch.int64))[bad].all())
@@ -260,6 +264,13 @@ def _loader_source() -> str:
             + inspect.getsource(saved_inputs.decode_tree) + "\n\n" + inspect.getsource(saved_inputs.load_inputs))
 
 
+def _comparison_source() -> str:
+    """The comparison as the oracle runs it: its tolerance rule and close_enough, the same functions and not a
+    copy (Note [One comparison] in fuzz_core/oracles/closeness.py)."""
+    return ("\n# --- the comparison: the fuzzer's own functions, as its oracle runs them (pasted, not imported)\n"
+            + inspect.getsource(tolerance.tolerance_for) + "\n\n" + comparison_source(with_slack=True))
+
+
 def _mode_source(mode: Mode, target: Target, sample: Sample, name: str) -> str:
     source = textwrap.dedent(mode.repro_source(target, sample))
     return source.replace("def run_mode(", f"def {name}(")
@@ -281,9 +292,11 @@ def render_repro(spec: HarnessSpec, target: Target, reference: Mode, test: Mode,
 Run: python this_file.py [inputs.safetensors]
 Exit status 1 with the mismatch printed when the bug reproduces, 0 when it does not, 2 when the
 inputs file cannot be read.
-Rules: default assert_close tolerances (NaN == NaN); a difference counts only when the test mode is
-further from a float64 computation than the reference (torch._dynamo.utils.same with fp64_ref);
-fallback_random=True and the RNG reseeded before each run of a random op.
+Rules: the fuzzer's own comparison, pasted below (close_enough: torch.isclose in float64 with
+assert_close's default tolerances, NaN == NaN, a few ulps of slack for float16/bfloat16); a difference
+counts only when the test mode is further from a float64 computation than the reference
+(torch._dynamo.utils.same with fp64_ref); fallback_random=True and the RNG reseeded before each run of
+a random op.
 """
 {chr(10).join(about)}
 import json
@@ -300,13 +313,13 @@ COMPARES_DTYPE = {literal_source(bool(test.compares_dtype))}
 INDEX_OUTPUT = {literal_source(bool(target.returns_indices))}
 SIGN_AMBIGUOUS = {literal_source(bool(target.sign_ambiguous))}
 LOW_PRECISION_ULPS = {literal_source(LOW_PRECISION_ULPS)}
-TOLERANCE = {literal_source(DTYPE_PRECISIONS)}
+DTYPE_PRECISIONS = {literal_source(DTYPE_PRECISIONS)}
 SAME_TOL = {{{", ".join(f"{k}: {literal_source(v)}" for k, v in SAME_TOL.items())}}}
 
 '''
     parts = [header, _loader_source(), "\n", _target_source(target, harness_path), "\n# --- reference mode",
              _mode_source(reference, target, sample, "run_reference"), "\n# --- test mode",
-             _mode_source(test, target, sample, "run_test"), _COMPARE]
+             _mode_source(test, target, sample, "run_test"), _comparison_source(), _COMPARE]
     script = "\n".join(parts)
     ast.parse(script)  # a template bug must fail here, not in a maintainer's terminal
     return script

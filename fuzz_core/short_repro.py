@@ -24,7 +24,8 @@ import torch
 
 from fuzz_core.api_names import rejection_reason
 from fuzz_core.inputs import Sample
-from fuzz_core.oracles.tolerance import DTYPE_PRECISIONS
+from fuzz_core.oracles.closeness import comparison_source
+from fuzz_core.oracles.tolerance import DTYPE_PRECISIONS, LOW_PRECISION_ULPS
 from fuzz_core.repro_text import checked_name, comment_lines, literal_source, one_line
 from fuzz_core.spec import HarnessSpec
 from fuzz_core.target import Target
@@ -185,11 +186,12 @@ def _mode_call(mode: str, options: dict[str, Any], api: str, arguments: _Argumen
     raise NoShortRepro(f"mode {one_line(mode)[:40]!r} has no one-line plain-torch form here")
 
 
+# The value comparison: the fuzzer's own close_enough (pasted above it, Note [One comparison] in
+# oracles/closeness.py), then its float64 measure (minimise_finding.fp64_distance, printed as the figures).
 _COMPARE_VALUES = '''def err(t):  # largest distance from the float64 value; NaN where float64 is a number counts as infinite
-    same = (t.double() == f64) | (t.isnan() & f64.isnan())
-    return max(torch.where(same, 0.0, (t.double() - f64).abs().nan_to_num(nan=float("inf"), posinf=float("inf"))).flatten().tolist(), default=0.0)
-close = torch.allclose(res.double(), ref.to(res.dtype).double(), rtol={rtol}, atol={atol}, equal_nan=True)
-print(f"allclose (default tolerances of {{res.dtype}}): {{close}}; error vs float64: {ref_label} {{err(ref):.6g}}, {test_label} {{err(res):.6g}}")
+    return max(torch.where((t.double() == f64) | (t.isnan() & f64.isnan()), 0.0, (t.double() - f64).abs().nan_to_num(nan=float("inf"), posinf=float("inf"))).flatten().tolist(), default=0.0)
+close = bool(close_enough({ref_as_compared}, res, rtol={rtol}, atol={atol}{slack}).all())
+print(f"close (the fuzzer's comparison, default tolerances of {{res.dtype}}): {{close}}; error vs float64: {ref_label} {{err(ref):.6g}}, {test_label} {{err(res):.6g}}")
 sys.exit(1 if not close and err(res) > err(ref) else 0)'''
 
 _COMPARE_NAN_INF = '''bad = ~torch.isfinite(res) & torch.isfinite(f64) & torch.isfinite(ref)
@@ -244,8 +246,13 @@ def render_short_repro(spec: HarnessSpec, target: Target, sample: Sample, failur
         lines += _COMPARE_NAN_INF.format(ref_label=ref_label, test_label=test_label).splitlines()
     elif kind in ("value",):
         rtol, atol = _tolerances(sample, spec)
+        low = spec.test_mode.startswith(("dtype:", "autocast:"))  # the oracle's low_dtype: it rounds ref first
+        ref_as_compared = "ref.to(res.dtype)" if low else "ref"
+        slack = f", slack=rounding_slack({ref_as_compared}, res, {literal_source(LOW_PRECISION_ULPS)})" if low else ""
+        lines += comparison_source(with_slack=low).replace("\n\n", "\n").splitlines()
         lines += _COMPARE_VALUES.format(rtol=literal_source(rtol), atol=literal_source(atol), ref_label=ref_label,
-                                        test_label=test_label).splitlines()
+                                        test_label=test_label, ref_as_compared=ref_as_compared,
+                                        slack=slack).splitlines()
     else:
         compare_dtype = "" if not spec.test_mode.startswith(("dtype:", "autocast:")) else "False and "
         lines += _COMPARE_STRUCTURE.format(compare_dtype=compare_dtype).splitlines()

@@ -25,7 +25,8 @@ _INDEX_APIS = {"argmax", "argmin", "argsort"}
 # APIs that return (values, indices): only the values may be compared.
 _VALUES_AND_INDICES_APIS = {"max", "min", "sort", "topk", "kthvalue", "mode", "median", "nanmedian", "cummax", "cummin"}
 
-_COMPARISONS = {"assert_close", "allclose", "isclose", "assertEqual", "same"}
+# close_enough: the fuzzer's own comparison, which the repro scripts paste in (fuzz_core/oracles/closeness.py).
+_COMPARISONS = {"assert_close", "allclose", "isclose", "assertEqual", "same", "close_enough"}
 _PROJECT_IMPORT = re.compile(r"^\s*(?:from|import)\s+(?:agent|fuzz_core|db|transfuzz)\b", re.MULTILINE)
 
 

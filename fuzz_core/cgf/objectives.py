@@ -10,6 +10,7 @@ import numpy as np
 import torch
 
 from fuzz_core.instrument.stats import flat_tensors
+from fuzz_core.oracles.closeness import close_enough
 from fuzz_core.oracles.tolerance import DTYPE_PRECISIONS
 
 
@@ -101,7 +102,7 @@ class DisagreementObjective:
             return (differs | finite_differs).numpy()
         rtol, atol = self.tolerance or DEFAULT_TOLERANCES.get(
             test_t.dtype if test_t.is_floating_point() else torch.float32, (1.3e-6, 1e-5))
-        close = torch.isclose(test, ref, rtol=rtol, atol=atol, equal_nan=True)
+        close = close_enough(ref, test, rtol, atol)  # the one comparison (Note [One comparison] in oracles/closeness.py)
         return (~close.all(dim=1) | finite_differs).numpy()
 
 

@@ -8,6 +8,7 @@ from typing import Any
 
 import torch
 
+from fuzz_core.oracles.closeness import close_enough, rounding_slack
 from fuzz_core.oracles.tolerance import LOW_PRECISION_ULPS, tolerance_for
 from fuzz_core.tensors import output_leaves
 
@@ -91,22 +92,17 @@ def compare_tensors(ref: torch.Tensor, test: torch.Tensor, path: str, *, low_dty
     if ref.is_floating_point() or ref.is_complex():
         r, t = ref.detach().to(torch.complex128 if ref.is_complex() else torch.float64), test.detach().to(
             torch.complex128 if ref.is_complex() else torch.float64)
-        both_nan = r.isnan() & t.isnan()
-        equal = (r == t) | both_nan  # equal infinities pass here
+        # A few ulps of the low dtype are rounding, not a bug (false_alarms.md: fp16/bf16 one-ulp differences).
+        # Composite ops round after every step in low precision, so allow `ulps` (oracles/tolerance.py);
+        # accumulation in the low dtype or overflow is orders of magnitude more.
+        slack = rounding_slack(ref, test, ulps) if low_dtype is not None else 0.0
+        close = close_enough(r, t, rtol, atol, slack)  # the one comparison (Note [One comparison])
         diff = (t - r).abs()
-        allowed = atol + rtol * r.abs()
-        close = equal | (diff <= allowed)
         if closeness is not None:
-            finite = torch.isfinite(diff) & ~equal
+            allowed = atol + rtol * r.abs()
+            finite = torch.isfinite(diff) & ~((r == t) | (r.isnan() & t.isnan()))
             if bool(finite.any()):
                 closeness[0] = max(closeness[0], float((diff[finite] / allowed[finite]).max()))
-        if low_dtype is not None and ref.dtype in (torch.float16, torch.bfloat16):
-            # A few ulps of the low dtype are rounding, not a bug (false_alarms.md: fp16/bf16 one-ulp
-            # differences). Composite ops round after every step in low precision, so allow `ulps`
-            # (oracles/tolerance.py); accumulation in the low dtype or overflow is orders of magnitude more.
-            mag = torch.maximum(ref.abs(), test.abs())
-            ulp = (torch.nextafter(mag, torch.full_like(mag, float("inf"))) - mag).double()
-            close = close | (diff <= ulps * ulp)
         bad = ~close
     else:
         diff = (test.to(torch.int64) - ref.to(torch.int64)).abs().double() if ref.dtype != torch.bool else (

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import torch
 
+from fuzz_core.oracles.closeness import close_enough
 from fuzz_core.oracles.tolerance import same_tol
 from fuzz_core.oracles.value_classes import describe_nonfinite
 
@@ -74,7 +75,7 @@ def judge_leaf(ref: torch.Tensor, test: torch.Tensor, fp64: torch.Tensor, *, low
     work_dtype = test.dtype if test.dtype in (torch.float16, torch.bfloat16) else ref.dtype
     r, t, f = ref.double(), test.double(), fp64.double()
     finite = torch.isfinite(r) & torch.isfinite(t) & torch.isfinite(f)
-    mismatch = ~(_class_equal(r, t) | ((t - r).abs() <= atol + rtol * r.abs()))
+    mismatch = ~close_enough(r, t, rtol, atol)  # the one comparison (Note [One comparison] in oracles/closeness.py)
     nonfinite_bad = mismatch & ~finite
     notes = []
     worse_nonfinite = False
