@@ -107,6 +107,31 @@ class Pattern(Base):
     candidates: Mapped[list[Candidate]] = relationship(back_populates="pattern", cascade="all, delete-orphan")
 
 
+class ReproRecording(Base):
+    """What a report's own repro ran, recorded in the sandbox (agent/extract/record_run.py): one per issue.
+
+    ``recording`` is the validated recording (calls, contexts, printed lines, how it ended) and ``facts`` what
+    was read from it (agent/extract/recorded.py); both are data, never run. A row is redone when the code, the
+    recorder or torch changes, or when it was not run (no sandbox, no time left).
+    """
+
+    __tablename__ = "repro_recordings"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    issue_id: Mapped[int] = mapped_column(ForeignKey("issues.id", ondelete="CASCADE"), unique=True)
+    code_sha256: Mapped[str] = mapped_column(String(64), default="")
+    recorder_version: Mapped[str] = mapped_column(String(20), default="")
+    torch_version: Mapped[str] = mapped_column(String(50), default="")
+    status: Mapped[str] = mapped_column(String(20))
+    reason: Mapped[str] = mapped_column(Text, default="")
+    exit_code: Mapped[int | None] = mapped_column(Integer)
+    seconds: Mapped[float] = mapped_column(Float, default=0.0)
+    recording: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    facts: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    output_tail: Mapped[str] = mapped_column(Text, default="")
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
 class ApiSemantics(Base):
     """Context-free description of one API: what it computes, never an issue's scenario."""
 
