@@ -34,6 +34,7 @@ ENV_FIELDS: dict[str, str] = {
     "TRANSFUZZ_EMBEDDING_MODEL": "embedding_model",
     "TRANSFUZZ_DESCRIBE_MAX_CALLS": "describe_max_calls",
     "TRANSFUZZ_INGEST_MAX_BODY_KIB": "ingest_max_body_kib",
+    "TRANSFUZZ_RECORD_BUDGET": "record_budget_s",  # e.g. 2m; 0 = never run reports' repros at extract
 }
 
 
@@ -63,6 +64,9 @@ class Settings(BaseModel):
     describe_max_calls: int = 10
     # Issue and comment bodies longer than this are cut at ingest (and marked truncated).
     ingest_max_body_kib: int = 256
+    # Seconds one extract run may spend running reports' repros under the recorder, in the sandbox
+    # (agent/extract/record_stage.py); 0 turns the recorded runs off.
+    record_budget_s: float = 120.0
 
     @model_validator(mode="before")
     @classmethod
@@ -82,6 +86,15 @@ class Settings(BaseModel):
         from agent.llm.limits import parse_seconds
 
         return parse_seconds(value) if isinstance(value, (str, int, float)) else value
+
+    @field_validator("record_budget_s", mode="before")
+    @classmethod
+    def _parse_budget(cls, value: Any) -> Any:
+        from agent.llm.limits import parse_seconds
+
+        if isinstance(value, str) and value.strip() in ("0", "0s", "off", "none"):
+            return 0.0
+        return parse_seconds(value) if isinstance(value, str) else value
 
     @field_validator("llm", mode="before")
     @classmethod

@@ -128,8 +128,10 @@ def ingest_stage(store: Store, settings: Settings, source: str, *, limit: int | 
     return result.model_dump(mode="json")
 
 
-def extract_stage(store: Store, settings: Settings, *, llm_backend: Any | None = None) -> dict[str, Any]:
+def extract_stage(store: Store, settings: Settings, *, llm_backend: Any | None = None,
+                  recording: Any | None = None) -> dict[str, Any]:
+    """``recording``: RecordingOptions for the reports' repros (agent/extract/record_stage.py), or None."""
     from agent.extract import run_extraction
 
-    result = run_extraction(store, settings, backend=llm_backend)
+    result = run_extraction(store, settings, backend=llm_backend, recording=recording)
     return result.to_dict() if hasattr(result, "to_dict") else dict(result)

@@ -14,6 +14,9 @@ from db.engine import make_engine
 from db.store import Store, open_store
 
 PG_URL_ENV = "TRANSFUZZ_TEST_PG_URL"
+# `extract` and `run` run the reports' repros in the sandbox before extracting (2 minutes by default): tests that
+# want it say so (tests/agent/extract/test_recorded_runs.py); everywhere else it would only cost time.
+os.environ.setdefault("TRANSFUZZ_RECORD_BUDGET", "0")
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SAMPLE_ISSUES = REPO_ROOT / "examples" / "sample_issues.json"
 

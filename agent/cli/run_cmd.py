@@ -85,7 +85,13 @@ def run(
         stages["ingest"] = ingest_stage(store, settings, source, limit=limit, filters=filters)
         _refuse_a_file_that_is_not_json(source, stages["ingest"])
         err.rule("extract")
-        stages["extract"] = extract_stage(store, settings, llm_backend=backend)
+        # the reports' repros run under the recorder (sandboxed) within a tenth of the run's budget
+        from agent.cli.extract_cmd import recording_options
+
+        record_s = settings.record_budget_s if whole_budget_s is None else min(settings.record_budget_s,
+                                                                                0.1 * whole_budget_s)
+        stages["extract"] = extract_stage(store, settings, llm_backend=backend,
+                                          recording=recording_options(record_s, sandbox=not no_sandbox))
         err.rule("transfer")
         stages["transfer"] = transfer_stage(store, settings, top_k=top_k, limit=limit, err=err, llm_backend=backend)
         err.rule("fuzz")

@@ -16,6 +16,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Sequence
 
 from pydantic import BaseModel
 
@@ -47,13 +48,17 @@ def _sandbox_env(home: str) -> dict[str, str]:
     return env
 
 
-def repro_command(script: Path, args: list[str], workdir: str, bwrap: str | None) -> tuple[list[str], dict[str, str]]:
-    """The argv and environment that run one repro; inside bwrap the script and file arguments are read-only."""
+def repro_command(script: Path, args: list[str], workdir: str, bwrap: str | None, *,
+                  readonly: Sequence[Path] = ()) -> tuple[list[str], dict[str, str]]:
+    """The argv and environment that run one repro; inside bwrap the script and file arguments are read-only.
+
+    `readonly`: more folders the script needs to read (the recorder's package for a recorded run).
+    """
     command = [sys.executable, "-I", str(script.resolve()), *args]
     env = _sandbox_env(workdir)
     if bwrap is None:
         return command, env
-    files = [script.resolve()] + [Path(a) for a in args if os.path.isabs(a) and os.path.exists(a)]
+    files = [script.resolve(), *readonly] + [Path(a) for a in args if os.path.isabs(a) and os.path.exists(a)]
     argv = bwrap_command(command, writable=[Path(workdir)], readonly=python_paths() + files, env=env,
                          cwd=Path(workdir), bwrap=bwrap)
     return argv, {}

@@ -6,7 +6,8 @@ status row saying why there is none) and the cleared ``needs_extraction`` flag. 
 issue is stored as an ``error`` row beside the issue's earlier patterns, which stay, and the
 issue stays due (Note [A failed extraction loses nothing] in db/queries/extraction.py). A spent
 budget or an endpoint that is down stops the stage: what is left stays due for the next run.
-Nothing here runs code from an issue.
+Nothing here runs code from an issue; asked to (``recording``), the due reports' repros run first, sandboxed,
+under the recorder (agent/extract/record_stage.py) and what they ran reaches the extractor as data.
 """
 
 from __future__ import annotations
@@ -56,6 +57,8 @@ class ExtractionSummary(BaseModel):
     stopped: str | None = None
     endpoint_down: bool = False
     elapsed_s: float = 0.0
+    # the sandboxed recorded runs of the reports' repros (agent/extract/record_stage.py); None when not asked
+    recordings: dict[str, Any] | None = None
 
     @property
     def tokens(self) -> int:
@@ -143,6 +146,7 @@ class _Run:
         self.summary = summary
         self.semantics_known: set[str] = set()
         self.stop_reason: tuple[str, bool] | None = None  # (message, endpoint down) once a call stopped the stage
+        self.recorded: dict[int, Any] = {}  # issue id -> RecordedFacts of its repro's recorded run
         self._lock = threading.Lock()
 
     def _count(self, cached: bool, prompt_tokens: int, completion_tokens: int) -> None:
@@ -208,6 +212,8 @@ class _Run:
             outcome.stopped, outcome.endpoint_down = self.stop_reason
             return outcome
         variables = _issue_variables(issue)
+        if issue.id in self.recorded:  # what the repro ran, as data beside the text
+            variables["recording"] = self.recorded[issue.id].model_dump_json()
         try:
             triage = outcome.triage = self.call("triage", variables, TriageResult)
             if triage.false_alarm_class:
@@ -347,6 +353,7 @@ def run_extraction(
     only_changed: bool = False,
     progress: ProgressFn | None = None,
     backend: LlmBackend | None = None,
+    recording: Any | None = None,
 ) -> ExtractionSummary:
     """Extract every due issue (see db.queries.extraction); never stops on one issue's error."""
     from agent.llm.factory import cost_usd, make_backend
@@ -361,6 +368,11 @@ def run_extraction(
     with store.session() as session:
         ids = issue_ids_to_extract(session, extractor, only_changed=only_changed, limit=limit)
     summary.due = len(ids)
+    if recording is not None:  # RecordingOptions: run the due reports' repros under the recorder, sandboxed
+        from agent.extract.record_stage import record_issues
+
+        run.recorded, recorded = record_issues(store, ids, recording)
+        summary.recordings = recorded.model_dump()
     workers = max(1, int(getattr(backend, "concurrency", 1)))
     for position, outcome in enumerate(_outcomes(run, store, ids, workers)):
         if outcome.stopped is not None:  # nothing written: the issue stays due

@@ -23,11 +23,14 @@ class OfflineBackend:
     def _analysis(self, variables: dict[str, Any]) -> Any:
         from agent.extract.analyzer import analyze_issue
 
-        key = tuple(str(variables.get(k, "")) for k in ("title", "body", "labels", "comments"))
+        key = tuple(str(variables.get(k, "")) for k in ("title", "body", "labels", "comments", "recording"))
         if self._last is None or self._last[0] != key:
             labels = [x.strip() for x in str(variables.get("labels", "")).split(",") if x.strip()]
             comments = [str(variables["comments"])] if variables.get("comments") else []
-            self._last = (key, analyze_issue(key[0], key[1], labels, comments))  # type: ignore[assignment]
+            analysis = analyze_issue(key[0], key[1], labels, comments)
+            if key[4]:  # what the repro ran (agent/extract/recorded.py): recorded facts over written ones
+                analysis = _with_recording(analysis, key[4], key[1])
+            self._last = (key, analysis)  # type: ignore[assignment]
         return self._last[1]  # type: ignore[index]
 
     concurrency = 1  # CPU-bound analysis with a one-issue memo: no parallel calls
@@ -77,3 +80,23 @@ class OfflineBackend:
             latency_ms=(time.perf_counter() - started) * 1000,
         )
         return obj, record
+
+def _with_recording(analysis: Any, recording_json: str, body: str) -> Any:
+    """The analysis with its pattern enriched by the recorded facts (Note [Recorded over written])."""
+    import dataclasses
+
+    from pydantic import ValidationError
+
+    from agent.extract.recorded import RecordedFacts, enrich
+
+    try:
+        facts = RecordedFacts.model_validate_json(recording_json)
+    except ValidationError:
+        return analysis
+    from agent.extract.analyzer import MAX_REPRO_CHARS
+    from agent.transfer.source_repro import report_repro
+
+    repro = analysis.pattern.repro if analysis.pattern is not None else (report_repro(body) or "")[:MAX_REPRO_CHARS]
+    pattern, error = enrich(analysis.pattern, analysis.pattern_error, facts, repro=repro,
+                            confidence=analysis.triage.confidence)
+    return dataclasses.replace(analysis, pattern=pattern, pattern_error=error)

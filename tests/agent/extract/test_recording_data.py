@@ -1,0 +1,118 @@
+"""The recording as untrusted data: parsed with limits, rejected with a clear reason, read without running anything."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from agent.extract.recorded import derive, enrich, public_name
+from agent.extract.recording import MAX_RECORDING_BYTES, Recording, RecordingRejected, parse_recording
+from agent.patterns import BugPattern, Mode, PatternKind
+
+
+def _tensor(tid: int, dtype: str = "float32", shape: list[int] | None = None, **extra: object) -> dict:
+    return {"type": "tensor", "tensor": {"id": tid, "shape": shape or [4], "dtype": dtype, "device": "cpu",
+                                         "stride": [1], "contiguous": True, **extra}}
+
+
+def _call(i: int, name: str, args: list, out: dict | None = None, **extra: object) -> dict:
+    return {"i": i, "name": name, "kind": "function", "ctx": [], "line": i + 1, "caller": "<script>", "args": args,
+            **({"out": out} if out else {}), **extra}
+
+
+def _recording(calls: list[dict], **extra: object) -> dict:
+    return {"format": 1, "recorder": "1", "torch": "2.13.0", "status": "ok", "calls": calls,
+            "calls_total": len(calls), **extra}
+
+
+GOOD = _recording([
+    _call(0, "torch.randn", [{"type": "int", "value": 4}], _tensor(0)),
+    _call(1, "torch.sigmoid", [_tensor(0)], _tensor(1)),
+    _call(2, "torch.Tensor.half", [_tensor(0)], _tensor(2, "float16")),
+    _call(3, "torch.sigmoid", [_tensor(2, "float16")], _tensor(3, "float16")),
+    _call(4, "torch.allclose", [_tensor(1), _tensor(3, "float16")], {"type": "bool", "value": False},
+          kwargs={"atol": {"type": "float", "value": 0.001}}),
+])
+
+
+def test_a_good_recording_parses_and_derives_a_pattern() -> None:
+    recording = parse_recording(json.dumps(GOOD))
+    facts = derive(recording)
+    assert (facts.kind, facts.api, facts.test_mode) == (PatternKind.Precision_Mismatch, "torch.sigmoid",
+                                                        "dtype:float16")
+    assert facts.diverged is True and facts.compared == "allclose"
+    assert facts.oracle is not None and facts.oracle.atol == 0.001
+
+
+@pytest.mark.parametrize(("data", "reason"), [
+    (b"{not json", "the recording is not JSON"),
+    (b"[1, 2]", "the recording is not a JSON object"),
+    (json.dumps({**GOOD, "format": 9}).encode(), "the recording has format 9, not 1"),
+    (json.dumps({**GOOD, "run_this": "import os"}).encode(), "the recording is malformed at run_this: Extra inputs"),
+    (json.dumps({**GOOD, "status": "pwned"}).encode(), "the recording is malformed at status"),
+    (json.dumps(_recording([{**_call(0, "torch.sin", []), "args": [{"type": "code", "value": "x"}]}])).encode(),
+     "the recording is malformed at calls.0.args.0.type"),
+    (json.dumps(_recording([_call(0, "torch.sin", [{"type": "tensor", "tensor": {"id": -1}}])])).encode(),
+     "the recording is malformed at calls.0.args.0.tensor.id"),
+    (b" " * (MAX_RECORDING_BYTES + 1), "the recording is larger than 8 MiB"),
+])
+def test_malformed_recordings_are_rejected_with_a_reason(data: bytes, reason: str) -> None:
+    with pytest.raises(RecordingRejected) as caught:
+        parse_recording(data)
+    assert str(caught.value).startswith(reason)
+
+
+def test_strings_are_cleaned_and_cut_and_lists_capped() -> None:
+    noisy = _recording([_call(0, "torch.sin\x00\x1b[31m", [])], output=[{"at": 0, "text": "x" * 5000 + "\ud800"}],
+                       events=[{"at": 0, "type": "graph", "detail": {"ops": ["torch.sin"] * 1000}}])
+    recording = parse_recording(json.dumps(noisy))
+    assert recording.calls[0].name == "torch.sin[31m"
+    assert len(recording.output[0].text) == 600 and "\ud800" not in recording.output[0].text
+    assert len(recording.events[0].detail["ops"]) == 200  # type: ignore[arg-type]
+    many = _recording([_call(i, "torch.sin", []) for i in range(5000)])
+    assert len(parse_recording(json.dumps(many)).calls) == 4000
+
+
+def test_non_finite_json_constants_become_strings() -> None:
+    text = json.dumps(_recording([_call(0, "torch.tensor", [], {"type": "tensor", "tensor": {
+        "id": 0, "shape": [2], "dtype": "float32", "device": "cpu", "stats": {"sample": [float("nan"), float("inf")]}}})]))
+    assert "NaN" in text
+    recording = parse_recording(text)
+    assert recording.calls[0].outputs()[0].stats.sample == ["nan", "inf"]  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(("raw", "public"), [
+    ("torch._C._nn.gelu", "torch.nn.functional.gelu"),
+    ("torch._C._linalg.linalg_inv", "torch.linalg.inv"),
+    ("torch._C._special.special_erfcx", "torch.special.erfcx"),
+    ("torch.ops.aten.tanh.default", "torch.tanh"),
+    ("torch.ops.aten.max_pool2d_with_indices.default", "torch.max_pool2d"),
+    ("torch.Tensor.add_", "torch.add"),
+    ("torch.Tensor.__matmul__", "torch.matmul"),
+    ("_operator.mul", "torch.mul"),
+    ("torch._VariableFunctionsClass.remainder", "torch.remainder"),
+    ("torch.nn.modules.conv.Conv2d", "torch.nn.Conv2d"),
+    ("torch.load", None),  # a name that exists but may not be fuzzed stays out
+    ("torch.ops.mylib.evil.default", None),
+    ("os.system", None),
+    ("torch.Tensor.__reduce_ex__", None),
+])
+def test_recorded_names_map_to_public_ops_through_the_allow_list(raw: str, public: str | None) -> None:
+    assert public_name(raw) == public
+
+
+def test_recorded_facts_enrich_a_text_pattern_where_the_sides_say_so() -> None:
+    facts = derive(Recording.model_validate(GOOD))
+    text = BugPattern(kind=PatternKind.NaN_Inf, api="torch.sigmoid", reference_mode=Mode(name="eager"),
+                      test_mode=Mode(name="eager"), confidence=0.7)
+    pattern, error = enrich(text, None, facts)
+    assert error is None and pattern is not None
+    assert (pattern.kind, pattern.test_mode.name, pattern.confidence) == (PatternKind.Precision_Mismatch,
+                                                                          "dtype:float16", 0.7)
+    # the text's API stays when it ran; an API that did not run is replaced by the recorded one
+    other = text.model_copy(update={"api": "torch.tanh"})
+    assert enrich(other, None, facts)[0].api == "torch.sigmoid"  # type: ignore[union-attr]
+    # no text pattern: the recorded one
+    alone, error = enrich(None, "no differential mode pair found", facts, repro="x = 1")
+    assert alone is not None and alone.repro == "x = 1" and alone.kind == PatternKind.Precision_Mismatch
