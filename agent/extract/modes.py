@@ -43,7 +43,6 @@ _TEXT_MODES: tuple[tuple[re.Pattern[str] | _AllWords, str], ...] = (
     (re.compile(r"\bmps\b|\bxpu\b"), "device:cuda"),
 )
 _OTHER_ACCELERATORS = (("mps", re.compile(r"\bmps\b")), ("xpu", re.compile(r"\bxpu\b")))
-_NAN_SYMPTOM = re.compile(r"\bnans?\b|\binfs?\b|\binfinit|\bnon-?finite\b|\boverflows?\b")
 _LABEL_MODES: tuple[tuple[str, str], ...] = (
     ("oncall: pt2", "compile:inductor"),
     ("module: inductor", "compile:inductor"),
@@ -151,7 +150,9 @@ def mode_pair(facts: CodeFacts, title: str, prose: str, signals: TextSignals) ->
     it, and the device is kept as the test mode's ``device`` option. A report that differs between
     the CPU and an accelerator is a ``device:cuda`` pattern: fuzz_core runs it where the device exists
     and records it not_applicable elsewhere; an MPS or XPU report keeps ``device: mps``/``xpu`` as its
-    option, so the device it was seen on is never lost.
+    option, so the device it was seen on is never lost. (A compile, trace or precision mode found in
+    the code keeps no device option: it runs on the CPU as it always did.)
+
     Note [Compiled gradients]
     Code that differentiates through compiled code (``backward``/``autograd.grad``/``torch.func.grad``
     around a ``torch.compile``) in a report about gradients is a Gradient_Mismatch whose test mode is
@@ -163,8 +164,6 @@ def mode_pair(facts: CodeFacts, title: str, prose: str, signals: TextSignals) ->
     ``broadcast_to``, ``as_strided``: elements that share memory) reads values it already overwrote.
     The condition is the layout of the written tensor, so the kind is Layout_Mismatch; what runs is
     the in-place (or out=) spelling against the functional one, so the test mode is ``variant:*``.
-    A precision pattern whose symptom is non-finite values (NaN/Inf named in the title) is a NaN_Inf
-    pattern with the same mode pair: what it checks is where NaN/Inf appear.
     """
     title, prose = title.lower(), prose.lower()  # the patterns are lower-case (no re.I: faster)
     found = _from_code(facts, title + "\n" + prose)
@@ -173,7 +172,9 @@ def mode_pair(facts: CodeFacts, title: str, prose: str, signals: TextSignals) ->
     if found is not None and found[0] in facts.modes and named in facts.modes and named != found[0]:
         # the code runs both (trace and script, compile and a gradient); the title says which is reported
         found = (named, facts.modes[named])
+    device = None
     if found is not None and found[0] == "device:cuda":
+        device = _device(facts, "")
         if named is not None and named != "device:cuda":
             found, evidence = (named, {}), "title"
     if found is None:
@@ -187,11 +188,10 @@ def mode_pair(facts: CodeFacts, title: str, prose: str, signals: TextSignals) ->
     if kind is None:
         return None
     options = {k: v for k, v in options.items() if isinstance(v, bool | int | float | str)}
-    device = _device(facts, title + "\n" + prose if name == "device:cuda" else "")
+    if name == "device:cuda":
+        device = _device(facts, title + "\n" + prose)
     if device is not None and not (name == "device:cuda" and device == "cuda"):
         options["device"] = device
-    if kind == PatternKind.Precision_Mismatch and _NAN_SYMPTOM.search(title):
-        kind = PatternKind.NaN_Inf
     if kind == PatternKind.Variant_Mismatch and facts.inplace_on_expanded:
         kind = PatternKind.Layout_Mismatch
     return ModePair(kind, "eager", name, options, evidence)

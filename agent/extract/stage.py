@@ -81,11 +81,23 @@ def extractor_identity(backend: LlmBackend) -> tuple[str, str]:
     return f"openai:{backend.model}"[:50], version[:50]
 
 
-def _issue_variables(issue: Any) -> dict[str, str]:
+def _issue_variables(issue: Any, recorded: Any = None) -> dict[str, str]:
+    """The prompt variables of one issue: its text, its state, and the recorded facts of its repro when it ran.
+
+    ``issue`` is a stored issue (IssueForExtraction) or an ingested row (IssueRow, whose ``raw`` keeps the
+    record's ``state_reason``); ``recorded`` is the RecordedFacts of its repro's recorded run, or None
+    (Note [Recorded facts in the prompt] in agent/extract/facts_block.py).
+    """
+    from agent.extract.facts_block import facts_block
+
     comments = "\n---\n".join(
         f"{c.get('author') or 'someone'}: {c.get('body') or ''}" for c in issue.comments if c.get("body")
     )
-    return {"title": issue.title, "labels": ", ".join(issue.labels), "body": issue.body, "comments": comments}
+    raw = getattr(issue, "raw", None)
+    state_reason = getattr(issue, "state_reason", None) or (raw.get("state_reason") if isinstance(raw, dict) else None)
+    return {"title": issue.title, "labels": ", ".join(issue.labels), "body": issue.body, "comments": comments,
+            "state": str(getattr(issue, "state", "") or ""), "state_reason": str(state_reason or ""),
+            "recorded_facts": facts_block(recorded)}
 
 
 _INDEXED_WRITE = re.compile(r"\][ \t]*[-+*/]?=(?!=)")
@@ -211,7 +223,7 @@ class _Run:
         if self.stop_reason is not None:  # issues queued before the stop are left due
             outcome.stopped, outcome.endpoint_down = self.stop_reason
             return outcome
-        variables = _issue_variables(issue)
+        variables = _issue_variables(issue, self.recorded.get(issue.id))
         if issue.id in self.recorded:  # what the repro ran, as data beside the text
             variables["recording"] = self.recorded[issue.id].model_dump_json()
         try:

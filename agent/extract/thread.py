@@ -37,7 +37,8 @@ _TEMPLATE_HEADING = re.compile(
     re.M | re.I,
 )
 _ENV_HEADING = re.compile(r"^[^\S\n]*#{1,6}[^\S\n]*(?:environment|versions?|system info(?:rmation)?)\b[^\n]*$", re.M | re.I)
-_ANY_HEADING = re.compile(r"^[^\S\n]*#{1,6}[^\S\n]+\S", re.M)
+# where a section ends: the next heading or a thematic break (---, ***, ___)
+_ANY_HEADING = re.compile(r"^[^\S\n]*(?:#{1,6}[^\S\n]+\S|(?:-{3,}|\*{3,}|_{3,})[^\S\n]*$)", re.M)
 _COLLECT_ENV = re.compile(r"^[^\S\n]*collecting environment information", re.M | re.I)
 _CC_LINE = re.compile(r"^[^\S\n]*cc(?:[^\S\n]+@[\w-]+)+[^\S\n]*$", re.M | re.I)
 _TRACEBACK = re.compile(r"^[^\S\n]*traceback \(most recent call last\):", re.M | re.I)
@@ -102,7 +103,7 @@ def _unfenced_spans(text: str) -> list[tuple[int, int]]:
 
 
 def _drop_sections(text: str) -> str:
-    """Environment/Versions sections (up to the next heading) and collect_env dumps, outside fences."""
+    """Environment/Versions sections and collect_env dumps, up to the next heading or thematic break."""
     cuts: list[tuple[int, int]] = []
     headings = [m.start() for m in _ANY_HEADING.finditer(text)]
     for start in [m.start() for m in _ENV_HEADING.finditer(text)] + [m.start() for m in _COLLECT_ENV.finditer(text)]:

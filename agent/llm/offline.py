@@ -23,11 +23,13 @@ class OfflineBackend:
     def _analysis(self, variables: dict[str, Any]) -> Any:
         from agent.extract.analyzer import analyze_issue
 
-        key = tuple(str(variables.get(k, "")) for k in ("title", "body", "labels", "comments", "recording"))
+        key = tuple(str(variables.get(k, "")) for k in ("title", "body", "labels", "comments", "recording", "state",
+                                                         "state_reason"))
         if self._last is None or self._last[0] != key:
             labels = [x.strip() for x in str(variables.get("labels", "")).split(",") if x.strip()]
             comments = [str(variables["comments"])] if variables.get("comments") else []
-            analysis = analyze_issue(key[0], key[1], labels, comments)
+            analysis = analyze_issue(key[0], key[1], labels, comments, state=str(variables.get("state") or "") or None,
+                                     state_reason=str(variables.get("state_reason") or "") or None)
             if key[4]:  # what the repro ran (agent/extract/recorded.py): recorded facts over written ones
                 analysis = _with_recording(analysis, key[4], key[1])
             self._last = (key, analysis)  # type: ignore[assignment]
@@ -80,6 +82,7 @@ class OfflineBackend:
             latency_ms=(time.perf_counter() - started) * 1000,
         )
         return obj, record
+
 
 def _with_recording(analysis: Any, recording_json: str, body: str) -> Any:
     """The analysis with its pattern enriched by the recorded facts (Note [Recorded over written])."""

@@ -10,6 +10,11 @@ a line ``<issue>`` … a line ``</issue>`` in the user section. Inside every val
 closing tag of any block of that template is written ``&lt;issue`` instead, so a body containing
 ``</issue>`` cannot end its block early and smuggle instructions outside it. Everything else in
 the text is kept verbatim.
+
+Note [Optional variables]
+A template may list variables in its front matter as ``optional: a, b``: a caller that has no value
+for one (the issue's state, the recorded facts of its repro) renders it as an empty string instead of
+failing, so callers that predate a variable keep working. Every other variable is required.
 """
 
 from __future__ import annotations
@@ -44,6 +49,7 @@ class PromptTemplate:
     system: str
     user: str
     sha256: str
+    optional: frozenset[str] = frozenset()
 
     @property
     def block_tags(self) -> frozenset[str]:
@@ -56,7 +62,7 @@ class PromptTemplate:
 
     def render(self, variables: dict[str, Any]) -> list[tuple[str, str]]:
         """[(role, text)] with every variable filled; missing variables are an error."""
-        missing = self.variables - set(variables)
+        missing = self.variables - set(variables) - self.optional
         if missing:
             raise LlmConfigError(f"prompt {self.name}: missing variable(s) {', '.join(sorted(missing))}")
         from langchain_core.prompts import ChatPromptTemplate
@@ -65,7 +71,8 @@ class PromptTemplate:
             [("system", self.system), ("human", self.user)], template_format="mustache"
         )
         tags = self.block_tags
-        values = {k: "" if v is None else escape_data(str(v), tags) for k, v in variables.items() if k in self.variables}
+        values = {k: "" for k in self.optional & self.variables}
+        values |= {k: "" if v is None else escape_data(str(v), tags) for k, v in variables.items() if k in self.variables}
         messages = template.format_messages(**values)
         return [("system" if m.type == "system" else "user", str(m.content)) for m in messages]
 
@@ -91,6 +98,7 @@ def _parse(name: str, text: str) -> PromptTemplate:
         system=parts["system"],
         user=parts["user"],
         sha256=hashlib.sha256(text.encode()).hexdigest(),
+        optional=frozenset(v.strip() for v in meta.get("optional", "").split(",") if v.strip()),
     )
 
 

@@ -38,6 +38,8 @@ class IssueForExtraction:
     labels: list[str]
     comments: list[dict[str, Any]]
     content_hash: str
+    state: str = "open"
+    state_reason: str | None = None  # GitHub's completed / not_planned, when the ingested record had it
 
 
 @dataclass(frozen=True)
@@ -95,9 +97,16 @@ def load_issues(session: Session, ids: Sequence[int]) -> list[IssueForExtraction
             labels=[str(label) for label in row.labels or []],
             comments=[c for c in row.comments or [] if isinstance(c, dict)],
             content_hash=row.content_hash,
+            state=row.state or "open",
+            state_reason=_state_reason(row.raw),
         )
         for row in rows
     ]
+
+
+def _state_reason(raw: Any) -> str | None:
+    reason = raw.get("state_reason") if isinstance(raw, dict) else None
+    return reason if isinstance(reason, str) and len(reason) <= 40 else None
 
 
 def upsert_triage(session: Session, issue_id: int, extractor: str, extractor_version: str, values: TriageValues) -> None:

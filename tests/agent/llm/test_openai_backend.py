@@ -217,8 +217,8 @@ def test_a_success_closes_the_breaker_count() -> None:
 
 def test_token_budget_is_checked_with_the_expected_size_before_the_call() -> None:
     with ScriptedServer([Reply(VALID, prompt_tokens=700, completion_tokens=50)] * 3) as server:
-        # room for one prompt (~650 tokens estimated) plus an expected completion, not for a second call
-        backend = _backend(server, budget=LlmBudget(tokens=1200))
+        # room for one prompt (~750 tokens estimated) plus an expected completion, not for a second call
+        backend = _backend(server, budget=LlmBudget(tokens=1400))
         backend.structured("triage", VARIABLES, TriageResult)
         with pytest.raises(LlmBudgetExceeded, match="would be exceeded"):
             backend.structured("triage", {**VARIABLES, "title": "other"}, TriageResult)

@@ -8,8 +8,8 @@ from agent.llm.errors import LlmConfigError
 from agent.llm.prompts import PROMPT_NAMES, load_prompt
 
 EXPECTED_VARIABLES = {
-    "triage": {"title", "labels", "body", "comments"},
-    "pattern": {"title", "labels", "body", "triage_reason", "kinds", "modes"},
+    "triage": {"title", "labels", "body", "comments", "state", "state_reason", "recorded_facts"},
+    "pattern": {"title", "labels", "body", "triage_reason", "kinds", "modes", "state", "state_reason", "recorded_facts"},
     "api_semantics": {"api", "signature", "doc"},
     "transfer_check": {"pattern_formal", "source_semantics", "target_api", "target_semantics"},
     "harness_inputs": {"target_api", "target_semantics", "pattern_formal", "trigger"},
