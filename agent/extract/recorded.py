@@ -167,6 +167,7 @@ _PLUMBING_NAMES = frozenset({"torch.compile", "torch.jit.trace", "torch.jit.scri
                              "torch.autograd.gradcheck", "torch.autograd.gradgradcheck", "torch.autograd.grad",
                              "torch.autograd.backward"})
 _PSEUDO = frozenset({"compiled", "transform"})
+MAX_OBSERVED = 24  # printed values paired with each other (the pairs grow with the square)
 # calls that change their first argument and return something else (None)
 _MUTATORS = frozenset({"__setitem__", "__iadd__", "__isub__", "__imul__", "__itruediv__"})
 
@@ -459,7 +460,7 @@ class _Reader:
                     best = (quality, _raw_leaf(call), sides, call)
         if best is not None and (best[0][1] or best[0][0]):
             return best[1], best[2], best[3]
-        observed = self._observed_values()
+        observed = self._observed_values()[:MAX_OBSERVED]
         pairs: list[tuple[tuple[int, int, float, int], list[_Side]]] = []
         for x in range(len(observed)):
             for y in range(x + 1, len(observed)):

@@ -116,3 +116,28 @@ def test_recorded_facts_enrich_a_text_pattern_where_the_sides_say_so() -> None:
     # no text pattern: the recorded one
     alone, error = enrich(None, "no differential mode pair found", facts, repro="x = 1")
     assert alone is not None and alone.repro == "x = 1" and alone.kind == PatternKind.Precision_Mismatch
+
+
+def test_extract_cli_records_nothing_without_the_sandbox_and_says_why(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from typer.testing import CliRunner
+
+    from agent.cli.app import app
+    from agent.extract.record_run import NO_SANDBOX
+
+    dump = tmp_path / "issues.json"
+    body = "Values differ.\n\n```python\nimport torch\nprint(torch.exp(torch.tensor([11.5]).half()))\n```\n"
+    dump.write_text(json.dumps([{"number": 5, "title": "exp in half", "body": body, "state": "open", "labels": [],
+                                 "html_url": "https://github.com/acme/torchish/issues/5"}]))
+    db = f"sqlite:///{tmp_path / 'r.db'}"
+    runner = CliRunner()
+    assert runner.invoke(app, ["--db", db, "ingest", "file", str(dump)]).exit_code == 0
+    result = runner.invoke(app, ["--db", db, "--json", "extract", "--llm", "offline", "--no-sandbox",
+                                 "--record-budget", "1m"])
+    assert result.exit_code == 0, result.stdout + result.stderr
+    recordings = json.loads(result.stdout)["recordings"]
+    assert (recordings["with_repro"], recordings["not_run"], recordings["reason"]) == (1, 1, NO_SANDBOX)
+    off = runner.invoke(app, ["--db", f"sqlite:///{tmp_path / 'o.db'}", "--json", "extract", "--llm", "offline",
+                              "--record-budget", "0"])
+    assert off.exit_code == 0 and json.loads(off.stdout)["recordings"] is None
+    bad = runner.invoke(app, ["--db", db, "extract", "--record-budget", "soon"])
+    assert bad.exit_code == 2 and "--record-budget" in bad.stderr
