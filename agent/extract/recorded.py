@@ -166,7 +166,7 @@ _ARITHMETIC = frozenset({"add", "sub", "mul", "div", "neg", "rsub", "true_divide
 _PLUMBING_NAMES = frozenset({"torch.compile", "torch.jit.trace", "torch.jit.script", "torch.testing.assert_close",
                              "torch.autograd.gradcheck", "torch.autograd.gradgradcheck", "torch.autograd.grad",
                              "torch.autograd.backward"})
-_PSEUDO = frozenset({"compiled", "transform"})
+_PSEUDO = frozenset({"compiled", "transform", "custom_op"})
 MAX_OBSERVED = 24  # printed values paired with each other (the pairs grow with the square)
 # calls that change their first argument and return something else (None)
 _MUTATORS = frozenset({"__setitem__", "__iadd__", "__isub__", "__imul__", "__itruediv__"})

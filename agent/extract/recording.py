@@ -150,8 +150,10 @@ class Call(_Strict):
 
     @property
     def own(self) -> bool:
-        """Called by the script itself or by a torch.nn module's forward (not by torch's own machinery)."""
-        return self.caller == "<script>" or self.caller.startswith("torch/nn/") or self.module is not None
+        """Called by the script itself, a torch.nn module's forward or an exported program of the script's module
+        (not by torch's own machinery)."""
+        return self.caller in ("<script>",) or self.caller.startswith(("torch/nn/", "<eval_with_key>")) \
+            or self.module is not None  # <eval_with_key>: code torch.fx generated from the script's module
 
 
 class Event(_Strict):

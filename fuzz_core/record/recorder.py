@@ -220,16 +220,16 @@ class _FunctionMode(TorchFunctionMode):
             func, args, kwargs, moved = _on_cpu(func, args, kwargs)
             if moved and pending is not None:
                 pending["emulated"] = "cuda"
-        # a custom op's body is user code: what it calls inside is recorded too
-        inside = self if pending is not None and pending["kind"] == "custom_op" else contextlib.nullcontext()
+        first = rec.count
         try:
-            with inside:
-                result = func(*args, **kwargs)
+            result = func(*args, **kwargs)
         except RecordingTimeout:
             raise
         except BaseException as exc:
             rec.end(pending, None, exc)
             raise
+        if pending is not None and pending["kind"] == "custom_op":  # its body's calls (see _patch_library)
+            pending["inner"] = list(dict.fromkeys(r["name"] for r in rec._records_since(first)))[:MAX_INNER]
         rec.end(pending, result, None)
         return result
 
@@ -763,6 +763,7 @@ class Recorder:
         self._patch_autocast()
         self._patch_func()
         self._patch_checks()
+        self._patch_library()
 
     def _patch_compile(self) -> None:
         real_compile = torch.compile
@@ -904,6 +905,35 @@ class Recorder:
                     setattr(module, name, functools.wraps(real)(wrapped))
         if hasattr(torch, "vmap") and hasattr(torch, "func"):
             torch.vmap = torch.func.vmap  # type: ignore[attr-defined]
+
+    def _patch_library(self) -> None:
+        """A ``torch.library.custom_op``'s body runs with the mode pushed again: what it calls is recorded."""
+        library = getattr(torch, "library", None)
+        real = getattr(library, "custom_op", None)
+        if real is None:
+            return
+        recorder = self
+
+        def wrap(name: Any, fn: Any) -> Any:
+            @functools.wraps(fn)
+            def body(*args: Any, **kwargs: Any) -> Any:
+                from torch.overrides import _get_current_function_mode_stack
+
+                if recorder.mode in _get_current_function_mode_stack():
+                    return fn(*args, **kwargs)
+                with recorder.context(f"custom_op:{_text(name, 60)}"), recorder.mode:
+                    return fn(*args, **kwargs)
+
+            return body
+
+        def custom_op(name: Any, fn: Any = None, /, **kwargs: Any) -> Any:
+            if fn is None:
+                decorator = real(name, **kwargs)
+                return lambda f: decorator(wrap(name, f))
+            return real(name, wrap(name, fn), **kwargs)
+
+        functools.update_wrapper(custom_op, real)
+        library.custom_op = custom_op  # type: ignore[attr-defined]
 
     def _patch_checks(self) -> None:
         recorder = self
