@@ -237,7 +237,14 @@ def run_campaign(store: Store, config: CampaignConfig, *, on_result: ResultCallb
                        instrument=config.instrument, min_inputs=config.min_inputs) as pool:
             if config.scheduler == "even":
                 per_task = harness_budget(config, len(states))
-                run_round(states, lambda _waiting: per_task)
+
+                def even_budget(waiting: int) -> float:
+                    # The fair share, shrunk to what is left for the tasks not yet started: worker start-up and
+                    # a database that blinked must not push the last harnesses out of the campaign.
+                    left = max(deadline - time.monotonic(), 0.0) * config.workers / max(waiting, 1)
+                    return max(config.min_harness_budget_s, min(per_task, left))
+
+                run_round(states, even_budget)
                 summary.rounds = 1
             else:
                 # The probe may be shorter than min_harness_budget_s: it only has to show some signal.
