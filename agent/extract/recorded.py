@@ -168,6 +168,7 @@ _PLUMBING_NAMES = frozenset({"torch.compile", "torch.jit.trace", "torch.jit.scri
                              "torch.autograd.backward"})
 _PSEUDO = frozenset({"compiled", "transform", "custom_op"})
 MAX_OBSERVED = 24  # printed values paired with each other (the pairs grow with the square)
+SMALL_TENSOR = 64  # elements: a tensor this small was likely written out by hand
 # calls that change their first argument and return something else (None)
 _MUTATORS = frozenset({"__setitem__", "__iadd__", "__isub__", "__imul__", "__itruediv__"})
 
@@ -678,12 +679,15 @@ def _special_values(tensors: Iterable[TensorMeta]) -> list[str]:
         stats = tensor.stats
         if stats is None:
             continue
+        # NaN and infinities never come out of a random generator: they are the script's doing; tiny, huge,
+        # -0.0 and denormal values count only in a tensor small enough to have been written by hand
+        written = tensor.numel <= SMALL_TENSOR
         low = tensor.dtype in ("float16", "bfloat16")
         max_abs, min_abs = _number(stats.max_abs), _number(stats.min_abs)
         for flag, name in ((stats.nan > 0, "nan"), (stats.posinf > 0, "inf"), (stats.neginf > 0, "-inf"),
-                           (stats.negzero, "-0.0"), (stats.denormal, "denormal"),
-                           (max_abs is not None and max_abs >= (1e4 if low else 1e8), "huge"),
-                           (min_abs is not None and 0 < min_abs <= (1e-6 if low else 1e-30), "tiny")):
+                           (written and stats.negzero, "-0.0"), (written and stats.denormal, "denormal"),
+                           (written and max_abs is not None and max_abs >= (1e4 if low else 1e8), "huge"),
+                           (written and min_abs is not None and 0 < min_abs <= (1e-6 if low else 1e-30), "tiny")):
             if flag and name not in found:
                 found.append(name)
     return found
@@ -694,18 +698,20 @@ _SKIP_PARAMS = {"dtype", "device", "out", "requires_grad", "layout", "memory_for
 
 
 def _params(call: Call) -> dict[str, str]:
-    params: dict[str, str] = {}
+    """The call's scalar parameters by name, those equal to the function's default left out."""
+    given: list[tuple[str, Any]] = []
     names = call.arg_names or []
     for position, arg in enumerate(call.args):
-        if position < len(names) and names[position] not in _SKIP_PARAMS and arg.type != "tensor":
-            text = arg.literal()
-            if text is not None:
-                params[names[position]] = text
-    for key, arg in call.kwargs.items():
+        if position < len(names) and arg.type != "tensor":
+            given.append((names[position], arg))
+    given += list(call.kwargs.items())
+    params: dict[str, str] = {}
+    for key, arg in given:
         if key in _SKIP_PARAMS or not key.isidentifier():
             continue
         text = arg.literal()
-        if text is not None:
+        default = call.arg_defaults.get(key)
+        if text is not None and not (default is not None and default.literal() == text):
             params[key] = text
     return params
 
@@ -808,16 +814,16 @@ def _gradients(side: _Side) -> bool:
 
 
 def _trigger(instances: list[Call], inputs: list[TensorMeta], test_mode: str | None) -> Trigger:
-    dtypes = [d for d in dict.fromkeys(t.dtype for t in inputs) if d and d != "float32"]
+    # the dtypes of the values computed on: floating inputs, or integer ones where nothing floats (an index
+    # tensor beside floating data is not a dtype condition)
+    floating = [t for t in inputs if t.dtype.startswith(("float", "bfloat", "complex"))]
+    dtypes = [d for d in dict.fromkeys(t.dtype for t in (floating or inputs)) if d and d != "float32"]
     if test_mode and test_mode.startswith(("dtype:", "autocast:")):
         dtypes = [d for d in dtypes if d != test_mode.split(":", 1)[1]]
     dtypes = [d for d in dtypes if d.replace("_", "").isalnum() and d.islower()]
     layout = test_mode.split(":", 1)[1] if test_mode and test_mode.startswith("layout:") else None
-    if layout is None:
-        if any(t.channels_last and t.contiguous is False for t in inputs):
-            layout = "channels_last"
-        elif any(t.contiguous is False and t.numel > 1 for t in inputs):
-            layout = "noncontiguous"
+    if layout is None and any(t.channels_last and t.contiguous is False for t in inputs):
+        layout = "channels_last"  # asked for with memory_format; a transposed operand (x @ x.T) is not a condition
     shape: list[str] = []
     params: dict[str, str] = {}
     for call in instances:
@@ -866,8 +872,10 @@ def _diverged(recording: Recording, comparing: Call | None, sides: list[_Side], 
 # otherwise the recorded API replaces it. The recorded kind and modes replace the text's when the compared sides
 # differ by that mode ("sides"), or when the text found none; a mode seen only around the op ("context", a NaN,
 # a missing device) does not overrule a text that found one. The trigger takes the recorded dtypes, special
-# values, layout and shapes where the recording has them, and the parameters of both (recorded first); the
-# oracle takes the recorded tolerances when the script stated them.
+# values, layout and shapes where the recording has them, and the parameters of both (recorded first) when the
+# recorded kind replaced the text's; when both say the same kind, the text's trigger stays and only its empty
+# parts are filled from the recording. The oracle takes the recorded tolerances when the script stated them, unless
+# the text chose a NaN or crash oracle.
 
 
 def enrich(pattern: BugPattern | None, error: str | None, facts: RecordedFacts, *, repro: str = "",
@@ -885,8 +893,13 @@ def enrich(pattern: BugPattern | None, error: str | None, facts: RecordedFacts, 
         kind, reference, test = pattern.kind, pattern.reference_mode, pattern.test_mode
     else:
         return None, error or "the recording shows no differential mode pair"
-    trigger = _merged_trigger(pattern.trigger if pattern is not None else None, facts.trigger, test.name)
-    oracle = facts.oracle if facts.oracle is not None and (
+    text_trigger = pattern.trigger if pattern is not None else None
+    if pattern is not None and kind == pattern.kind:
+        trigger = _filled_trigger(pattern.trigger, facts.trigger)  # the same bug: the text's, its gaps filled
+    else:
+        trigger = _merged_trigger(text_trigger, facts.trigger, test.name)
+    value_oracle = pattern is None or pattern.oracle.kind == OracleKind.ValueCorrectness
+    oracle = facts.oracle if facts.oracle is not None and value_oracle and (
         facts.oracle.atol is not None or facts.oracle.rtol is not None or kind == PatternKind.NaN_Inf) \
         else (pattern.oracle if pattern is not None else Oracle())
     if kind != PatternKind.NaN_Inf and oracle.kind == OracleKind.NaNConsistency and pattern is None:
@@ -899,6 +912,15 @@ def enrich(pattern: BugPattern | None, error: str | None, facts: RecordedFacts, 
     except ValueError as exc:  # pydantic's ValidationError is a ValueError: keep what the text gave
         return pattern, error or f"recorded pattern does not validate: {str(exc).splitlines()[0]}"
     return enriched, None
+
+
+def _filled_trigger(text: Trigger, recorded: Trigger | None) -> Trigger:
+    """The text's trigger, with what it left empty taken from the recording."""
+    if recorded is None:
+        return text
+    return Trigger(dtypes=text.dtypes or recorded.dtypes, special_values=text.special_values or recorded.special_values,
+                   layout=text.layout or recorded.layout, shape=text.shape or recorded.shape,
+                   params=text.params or recorded.params)
 
 
 def _merged_trigger(text: Trigger | None, recorded: Trigger | None, test_mode: str) -> Trigger:

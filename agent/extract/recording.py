@@ -114,11 +114,11 @@ class Arg(_Strict):
         return [t for item in self.items or () for t in item.tensors()]
 
     def literal(self) -> str | None:
-        """A scalar argument as pattern text ("2", "0.5", "True", "'mean'", "float16"); None for others."""
+        """A scalar argument as pattern text ("2", "0.5", "True", "mean", "float16"); None for others."""
         if self.type in ("bool", "int", "float") and self.value is not None:
             return str(self.value)
         if self.type == "str" and isinstance(self.value, str):
-            return repr(self.value)
+            return self.value
         if self.type in ("dtype", "memory_format", "layout", "device") and isinstance(self.value, str):
             return self.value
         if self.type == "seq" and self.items is not None and all(i.type in ("int", "float", "bool") for i in self.items):
@@ -137,6 +137,7 @@ class Call(_Strict):
     args: Annotated[list[Arg], _cut(MAX_ITEMS)] = Field(default_factory=list)
     kwargs: dict[Annotated[str, _text(60)], Arg] = Field(default_factory=dict)
     arg_names: Annotated[list[Annotated[str, _text(60)]], _cut(MAX_ITEMS)] | None = None
+    arg_defaults: dict[Annotated[str, _text(60)], Arg] = Field(default_factory=dict)  # a Python function's
     out: Arg | None = None
     error: Line | None = None
     inner: Annotated[list[Name], _cut(MAX_INNER)] | None = None

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 FORMAT = 1  # the recording's JSON layout; readers refuse other versions
-RECORDER_VERSION = "1"  # bump when what is recorded changes: stored recordings are then redone
+RECORDER_VERSION = "2"  # bump when what is recorded changes: stored recordings are then redone
 RUNNER = Path(__file__).resolve().with_name("run_script.py")
 PACKAGE_DIR = Path(__file__).resolve().parent.parent  # the fuzz_core folder, mounted read-only in the sandbox
 

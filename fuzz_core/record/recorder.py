@@ -361,7 +361,7 @@ class Recorder:
         self._tids: WeakIdKeyDictionary = WeakIdKeyDictionary()
         self._next_tid = 0
         self._stats: dict[tuple[int, int], dict[str, Any] | None] = {}
-        self._signatures: dict[int, list[str] | None] = {}
+        self._signatures: dict[int, tuple[list[str], dict[str, Any]] | None] = {}
         self._last_flush = 0.0
         self._dirty = False
         self._alarm_pending = False
@@ -507,18 +507,21 @@ class Recorder:
             return {"type": "callable", "value": _callable_name(value)}
         return {"type": "other", "value": _type_name(value)}
 
-    def _arg_names(self, func: Any) -> list[str] | None:
-        """Positional parameter names of a Python-level torch function (builtins have no signature)."""
+    def _signature(self, func: Any) -> tuple[list[str], dict[str, Any]] | None:
+        """(positional parameter names, scalar defaults) of a Python-level torch function; builtins have none."""
         if func is None or not isinstance(func, types.FunctionType):
             return None
         key = id(func)
         if key not in self._signatures:
             try:
-                names = [p.name for p in inspect.signature(func).parameters.values()
-                         if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+                parameters = list(inspect.signature(func).parameters.values())
+                names = [p.name for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+                defaults = {p.name: self.describe(p.default) for p in parameters
+                            if p.default is not p.empty and (p.default is None or
+                                                             isinstance(p.default, (bool, int, float, str)))}
+                self._signatures[key] = (names, defaults)
             except (TypeError, ValueError):
-                names = None
-            self._signatures[key] = names
+                self._signatures[key] = None
         return self._signatures[key]
 
     def _where(self, func: Any) -> tuple[int | None, str]:
@@ -563,9 +566,11 @@ class Recorder:
             record["args"] = [self.describe(a) for a in args[:MAX_SEQ_ITEMS]]
             if kwargs:
                 record["kwargs"] = {_text(k, 60): self.describe(v) for k, v in list(kwargs.items())[:MAX_SEQ_ITEMS]}
-            names = self._arg_names(func)
-            if names:
-                record["arg_names"] = names[:MAX_SEQ_ITEMS]
+            signature = self._signature(func)
+            if signature is not None and signature[0]:
+                record["arg_names"] = signature[0][:MAX_SEQ_ITEMS]
+            if signature is not None and signature[1]:
+                record["arg_defaults"] = dict(list(signature[1].items())[:MAX_SEQ_ITEMS])
             return record
         except Exception:  # noqa: BLE001
             return None

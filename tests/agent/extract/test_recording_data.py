@@ -141,3 +141,25 @@ def test_extract_cli_records_nothing_without_the_sandbox_and_says_why(tmp_path) 
     assert off.exit_code == 0 and json.loads(off.stdout)["recordings"] is None
     bad = runner.invoke(app, ["--db", db, "extract", "--record-budget", "soon"])
     assert bad.exit_code == 2 and "--record-budget" in bad.stderr
+
+
+def test_trigger_leaves_out_defaults_incidental_values_and_index_dtypes() -> None:
+    big = {"max_abs": 4.1, "min_abs": 1e-31, "denormal": True}  # a large random tensor: tiny values by chance
+    small = {"nan": 1, "negzero": True}
+    calls = [
+        _call(0, "torch.randn", [], _tensor(0, "float64", [1000], stats=big)),
+        _call(1, "torch.tensor", [], _tensor(1, "float64", [4], stats=small)),
+        _call(2, "torch.tensor", [], _tensor(2, "int64", [4])),
+    ]
+    calls.append(_call(3, "torch.scatter_add", [_tensor(0, "float64", [1000], stats=big), _tensor(2, "int64", [4]),
+                                              _tensor(1, "float64", [4], stats=small)],
+                     _tensor(3, "float64", [1000]), kwargs={"dim": {"type": "int", "value": 0},
+                                                            "reduce": {"type": "str", "value": "sum"}},
+                     arg_defaults={"reduce": {"type": "str", "value": "sum"}}))
+    calls.append(_call(4, "torch.Tensor.__repr__", [_tensor(3, "float64", [1000])]))
+    facts = derive(Recording.model_validate(_recording(calls)))
+    assert facts.api == "torch.scatter_add" and facts.trigger is not None
+    assert facts.trigger.params == {"dim": "0"}  # reduce=sum is the default
+    assert facts.trigger.special_values == ["nan", "-0.0"]  # written by hand; the random tensor's tiny values not
+    assert facts.trigger.dtypes == ["float64"]  # the int64 index is not a dtype condition
+    assert facts.kind is None  # one printed value, no mode: facts for the text's pattern, not a pattern
