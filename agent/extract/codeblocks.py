@@ -120,6 +120,8 @@ def _salvaged(text: str, drop_lines: bool = True) -> tuple[str, ast.Module] | No
 def unfenced_code(text: str) -> list[CodeBlock]:
     """Python pasted without a fence: runs of lines outside fences that start at an import line."""
     text = (text or "").replace("\r\n", "\n")
+    if "import " not in text:  # every run starts at an import line
+        return []
     outside = []
     pos = 0
     for _, code, start, end in _fenced_spans(text):

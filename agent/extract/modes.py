@@ -40,14 +40,25 @@ _TEXT_MODES: tuple[tuple[re.Pattern[str] | _AllWords, str], ...] = (
     # "cuda ... cpu" in either order is both words present; one ``.*`` regex re-scanned the
     # rest of the text from every "cuda" (quadratic). See Note [Linear-time patterns on issue text].
     (_AllWords(re.compile(r"\bcuda\b"), re.compile(r"\bcpu\b")), "device:cuda"),
+    (_AllWords(re.compile(r"\bgpu\b"), re.compile(r"\bcpu\b")), "device:cuda"),
     (re.compile(r"\bmps\b|\bxpu\b"), "device:cuda"),
 )
 _OTHER_ACCELERATORS = (("mps", re.compile(r"\bmps\b")), ("xpu", re.compile(r"\bxpu\b")))
+# Labels maintainers put on a report name its area: the mode when neither the code nor the title does.
 _LABEL_MODES: tuple[tuple[str, str], ...] = (
     ("oncall: pt2", "compile:inductor"),
     ("module: inductor", "compile:inductor"),
     ("module: dynamo", "compile:inductor"),
     ("oncall: jit", "jit.trace"),
+    ("module: half", "dtype:float16"),
+    ("module: bfloat16", "dtype:bfloat16"),
+    ("module: amp (automated mixed precision)", "autocast:float16"),
+    ("module: memory format", "layout:channels_last"),
+    ("module: partial aliasing", "variant:inplace"),
+    ("module: vmap", "vmap"),
+    ("module: autograd", "grad"),
+    ("module: mps", "device:cuda"),
+    ("module: xpu", "device:cuda"),
 )
 
 KIND_OF_MODE: tuple[tuple[str, PatternKind], ...] = (
@@ -118,6 +129,8 @@ def _from_code(facts: CodeFacts, prose: str) -> tuple[str, dict[str, Any]] | Non
 
 
 def _from_text(title: str, prose: str, signals: TextSignals) -> str | None:
+    if not prose.strip():
+        prose = ""
     for pattern, mode in _TEXT_MODES:
         if pattern.search(title):
             return mode

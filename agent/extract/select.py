@@ -18,6 +18,18 @@ from agent.extract.vocab import (
 _WORD_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _PROSE_API_RE = re.compile(r"\b(torch|F|nn)\.([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)")
 _PROSE_ALIASES = {"torch": "torch", "F": "torch.nn.functional", "nn": "torch.nn"}
+# Op names that are also ordinary English (or too generic) to be read as an op when the title uses them bare;
+# backticked or written as a call (`sort`, sort()) they still count. See Note [An op the title names].
+_ENGLISH_OP_NAMES = frozenset(
+    "absolute add all angle any cat chunk clip clone compile complex concat cond cross detach device diff divide "
+    "dot dtype empty equal eye fill fix flatten flip fold fork full gather grad gradient greater inner inverse "
+    "layout less linear load log math max mean median min mode multiply narrow negative norm normal normalize "
+    "ones outer pad polar positive put range real remainder round save scatter seed select sign solve sort split "
+    "square stack sum take tensor threshold tile torch trace typename unique wait warnings where zeros np t "
+    "floor ceil exp frac var std prod pow det dist le lt ge gt eq ne sub mul div neg is to".split()
+)
+_TITLE_CALL = re.compile(r"`(?:torch\.|F\.|nn\.)?([A-Za-z_][A-Za-z0-9_]*)(?:\(\))?`|\b([A-Za-z_][A-Za-z0-9_]*)\(\)")
+_OP_NAMESPACES = ("torch", "torch.nn.functional", "torch.linalg", "torch.special", "torch.fft")
 # Wrappers that run other code (a mode), never the op under test even when the title spells them out
 _MODE_WRAPPERS = frozenset({"torch.compile", "torch.autocast", "torch.vmap", "torch.no_grad", "torch.enable_grad",
                             "torch.inference_mode", "torch.set_grad_enabled", "torch.manual_seed", "torch.device"})
@@ -89,11 +101,47 @@ def choose_api(calls: list[CallSite], title: str, prose: str) -> tuple[str | Non
         if api in user_code:
             score += 3.0
         scores[api] = score
+    called = {_op_key(_short(site.api)) for site in calls}
+    for op in title_ops(title):  # Note [An op the title names]
+        if op not in scores and _op_key(_short(op)) not in called:
+            scores[op] = 9.0 + 2.0 * (_short(op).lower() in prose_words)
     ranked = sorted(scores.items(), key=lambda item: -item[1])  # stable: first use wins ties
     if ranked and ranked[0][1] > 0:
         return ranked[0][0], ranked
     fallback = prose_api(title) or prose_api(prose)
     return fallback, ranked
+
+
+def _op_key(name: str) -> str:
+    """batch_norm, BatchNorm1d and batch_norm_ name one op family: case, underscores and 1d/2d/3d folded."""
+    return re.sub(r"[123]d$", "", name.lower().replace("_", ""))
+
+
+def title_ops(title: str) -> list[str]:
+    """Fuzzable ops the title names: spelled out (torch.x, F.x), backticked, written as a call, or a bare op name.
+
+    Note [An op the title names]
+    A real report's code is often cut off before the call it is about, or never shows it, while the
+    title names it ("`torch.mean` differs on CUDA", "addmv bfloat16 accuracy issues"). Such an op is a
+    candidate just below an op the code calls and the title names. A bare title word counts when
+    torch has an op of that name in a public namespace and the word is not ordinary English
+    (``_ENGLISH_OP_NAMES``: "mode", "sort", "max" ...); backticked or followed by ``()`` it always counts.
+    Each name is checked by fuzz_core.api_names, never imported.
+    """
+    found: list[str] = []
+    spelled = title_api(title)
+    if spelled:
+        found.append(spelled)
+    marked = {(m.group(1) or m.group(2)).lower() for m in _TITLE_CALL.finditer(title)}
+    for word in _WORD_RE.findall(title):
+        low = word.lower()
+        plain = low in _ENGLISH_OP_NAMES or low in INFRA_METHODS or low in NEVER_UNDER_TEST or low == "slice"
+        if plain and low not in marked or low in DTYPE_NAMES or len(low) < 2:
+            continue
+        op = next((f"{ns}.{low}" for ns in _OP_NAMESPACES if _fuzzable(f"{ns}.{low}")), None)
+        if op is not None and not op.startswith(INFRA_PREFIXES) and op not in INFRA_TORCH and op not in found:
+            found.append(op)
+    return found
 
 
 def title_api(title: str) -> str | None:

@@ -16,7 +16,8 @@ CRASH_LABELS = ("module: crash", "crash", "segfault")
 _MISMATCH_WORDS = re.compile(
     r"\b(wrong|incorrect|differ(?:s|ent|ence|ences)?|disagree|mismatch(?:es)?|silently|not close|inaccurate|"
     r"inconsistent|off by|returns? (?:-?inf|nan|zeros?)|drops?|ignores?|loses?|instead of|should be|expected|"
-    r"inaccurac(?:y|ies)|less accurate|accuracy (?:issues?|problems?|drops?|loss|bugs?))\b",
+    r"inaccurac(?:y|ies)|less accurate|accuracy (?:issues?|problems?|drops?|loss|bugs?)|inconsistenc(?:y|ies)|"
+    r"discrepanc(?:y|ies)|corrupt(?:s|ed|ion)?|overwritten|not (?:the )?same)\b",
 )
 _CRASH_WORDS = re.compile(r"segmentation fault|segfault|core dumped|illegal memory access|sigsegv|sigabrt|fatal python error")
 _FEATURE_HEADINGS = re.compile(r"###\s*(?:🚀|📚)|^[^\S\n]*\[(?:feature request|rfc|feature)\]", re.M)
@@ -49,7 +50,8 @@ _TITLE_SYMPTOM = re.compile(
     r"\b(?:nans?|inf|wrong|incorrect|differ|differs|different|mismatch(?:es)?|silently|garbage|zeros|"
     r"overflows?|underflows?|ignored|ignores|drops?|loses|lost|frozen|stays fixed|disagree|inaccurate|"
     r"unchanged|scrambled|not match|does not match|doesn't match|inaccurac(?:y|ies)|less accurate|"
-    r"(?:accuracy|precision) (?:issues?|problems?|drops?|loss|bugs?))\b"
+    r"(?:accuracy|precision) (?:issues?|problems?|drops?|loss|bugs?)|inconsisten(?:t|cy|cies)|discrepanc(?:y|ies)|"
+    r"corrupt(?:s|ed|ion)?|overwritten|not (?:the )?same|(?:precision|numerical) differences?)\b"
 )
 _TITLE_NOT_SILENT = re.compile(
     r"\b(?:raises?|fails?|failed|crash(?:es)?|segfault|slow(?:er)?|leak|recompil\w*|hangs?|build|install|typo|"

@@ -151,6 +151,8 @@ def _drop_tracebacks(text: str) -> str:
 def for_rules(text: str) -> str:
     """The text the word rules read: template headings, environment dumps, tracebacks and cc lines removed."""
     text = (text or "").replace("\r\n", "\n")
+    if not text.strip():
+        return text
     text = _drop_sections(text)
     text = _drop_tracebacks(text)
     text = _TEMPLATE_HEADING.sub("", text)

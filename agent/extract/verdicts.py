@@ -83,6 +83,8 @@ def read_verdict(comments: list[str]) -> CommentVerdict:
     confirmed = dismissed = False
     named: str | None = None
     for comment in comments:
+        if not comment.strip():  # an empty comment says nothing (and costs a pass of every pattern)
+            continue
         text = comment.lower()
         negated = bool(_NEGATED_DISMISSAL.search(text))
         if _CONFIRMED.search(text) or _FIX_REFERENCE.search(text) or negated:

@@ -242,3 +242,26 @@ def test_an_inplace_write_into_an_expanded_view_is_a_layout_pattern_run_in_place
     analysis = analyze_issue("exp_ gives a wrong value", f"```python\n{code}\n```\n", SILENT)
     assert analysis.pattern is not None and analysis.pattern.kind.value == "Layout_Mismatch"
     assert analysis.pattern.test_mode.name == "variant:inplace"
+
+
+# --------------------------------------------------------------------------- what the title and labels name
+
+def test_an_op_the_title_names_is_the_api_when_the_code_is_cut_off_before_it() -> None:
+    body = ("```python\nimport torch\ntorch.set_float32_matmul_precision('highest')\nx = torch.randn(64, 64)\n"
+            "y = x.cuda()\nprint(torch.logsumexp(x, 1), ")  # the body ends mid-call
+    analysis = analyze_issue("logsumexp gives different results on CPU and GPU", body, SILENT)
+    assert analysis.pattern is not None and analysis.pattern.api == "torch.logsumexp"
+
+
+def test_a_bare_english_word_in_the_title_is_not_an_op_but_a_backticked_one_is() -> None:
+    from agent.extract.select import title_ops
+
+    assert title_ops("wrong result in eval mode when sorting") == []
+    assert title_ops("`sort` is unstable for float16 input on CUDA") == ["torch.sort"]
+    assert title_ops("addcdiv loses precision") == ["torch.addcdiv"]
+
+
+def test_a_label_names_the_mode_when_neither_code_nor_title_does() -> None:
+    code = "import torch\nx = torch.tensor([60000.0, 60000.0])\nprint(torch.hypot(x, x))"
+    analysis = analyze_issue("hypot overflows", f"```python\n{code}\n```\n", ["module: half"] + SILENT)
+    assert analysis.pattern is not None and analysis.pattern.test_mode.name == "dtype:float16"
