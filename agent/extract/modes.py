@@ -11,6 +11,7 @@ from agent.extract.text import TextSignals
 from agent.extract.vocab import LOW_PRECISION
 from agent.patterns import PatternKind
 
+_STRIDING = frozenset({"t", "transpose", "permute", "mT", "T", "slice_step", "as_strided"})
 _LAYOUT_WORDS = re.compile(r"contiguous|channels[_ ]last|stride|memory[_ ]format|expand|transpos|layout")
 # in-place writes through expanded (stride-0) or overlapping views are aliasing reports of the variant pair
 _VARIANT_WORDS = re.compile(r"\bout=|in-place|inplace|\bout\b argument|\balias|\boverlap|\bexpand(?:ed)?\b|stride.0")
@@ -34,7 +35,7 @@ _TEXT_MODES: tuple[tuple[re.Pattern[str] | _AllWords, str], ...] = (
     (re.compile(r"\bvmap\b"), "vmap"),
     (re.compile(r"gradient|backward|autograd"), "grad"),
     (re.compile(r"channels[_ ]last"), "layout:channels_last"),
-    (re.compile(r"non-?contiguous"), "layout:noncontiguous"),
+    (re.compile(r"non-?contiguous|\btransposed\b|\bpermuted\b|\bstrided\b|\bstrides\b"), "layout:noncontiguous"),
     (re.compile(r"\bbfloat16\b|\bbf16\b"), "dtype:bfloat16"),
     (re.compile(r"\bfloat16\b|\bfp16\b|\bhalf\b"), "dtype:float16"),
     # "cuda ... cpu" in either order is both words present; one ``.*`` regex re-scanned the
@@ -117,6 +118,9 @@ def _from_code(facts: CodeFacts, prose: str) -> tuple[str, dict[str, Any]] | Non
         return "variant:out", {}
     if facts.inplace_methods and _VARIANT_WORDS.search(prose):
         return "variant:inplace", {}
+    if layout_words and any(c in _STRIDING for c in facts.layout_calls):
+        # a transposed, permuted or strided view (no .contiguous() to compare with) in a report about layout
+        return "layout:noncontiguous", {}
     for name in facts.modes:
         if name.startswith("autocast:"):
             return name, {}

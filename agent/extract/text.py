@@ -142,4 +142,9 @@ def read_signals(title: str, body: str, labels: list[str], comments: list[str], 
 
 
 def _raised(output: str) -> bool:
-    return any(not m.group().strip().endswith(_COMPARISON_ERRORS) for m in _RAISED.finditer(output))
+    """An exception other than a failed comparison; a traceback that ends in an AssertionError is a check failing."""
+    lines = [m.group().strip() for m in _RAISED.finditer(output)]
+    exceptions = [line for line in lines if not line.startswith("traceback")]
+    if not exceptions:
+        return bool(lines)  # a traceback cut off before its exception line
+    return any(not line.endswith(_COMPARISON_ERRORS) for line in exceptions)

@@ -90,10 +90,14 @@ def read_verdict(comments: list[str]) -> CommentVerdict:
         if _CONFIRMED.search(text) or _FIX_REFERENCE.search(text) or negated:
             confirmed = True
             continue
-        if _DISMISSED.search(text):
-            dismissed = True
+        says_expected = bool(_DISMISSED.search(text))
+        dismissed |= says_expected
         if named is None:
             named = next((name for name, words in _CLASS_WORDS if words.search(text)), None)
+            # float-noise words also describe real bugs ("a numerical error in the kernel"): they name a class
+            # only beside a dismissal or a pointer to the numerical-accuracy notes
+            if named == FLOAT_NOISE and not (says_expected or "numerical_accuracy" in text or "numerical accuracy" in text):
+                named = None
     if confirmed:
         return CommentVerdict(confirmed=True)
     # the class words are specific enough (fallback_random, which write wins) to count as a dismissal

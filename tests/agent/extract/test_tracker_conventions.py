@@ -265,3 +265,25 @@ def test_a_label_names_the_mode_when_neither_code_nor_title_does() -> None:
     code = "import torch\nx = torch.tensor([60000.0, 60000.0])\nprint(torch.hypot(x, x))"
     analysis = analyze_issue("hypot overflows", f"```python\n{code}\n```\n", ["module: half"] + SILENT)
     assert analysis.pattern is not None and analysis.pattern.test_mode.name == "dtype:float16"
+
+
+def test_a_traceback_ending_in_a_failed_assertion_is_a_check_not_a_crash() -> None:
+    from agent.extract.text import _raised
+
+    failed_check = "traceback (most recent call last):\n  file \"r.py\", line 9\nassertionerror: tensor-likes are not close!"
+    assert not _raised(failed_check)
+    assert _raised("traceback (most recent call last):\n  file \"r.py\", line 9\nruntimeerror: shape mismatch")
+
+
+def test_float_noise_words_dismiss_only_beside_a_dismissal() -> None:
+    from agent.extract.verdicts import read_verdict
+
+    assert not read_verdict(["Looks like a numerical error in the vectorized kernel; looking into it."]).dismissed
+    noise = read_verdict(["These differences are expected from floating point rounding, see the numerical accuracy notes."])
+    assert noise.dismissed and noise.false_alarm_class == "float_noise"
+
+
+def test_a_transposed_view_in_a_report_about_strides_is_a_layout_pattern() -> None:
+    code = "import torch\na = torch.randn(6, 4)\nprint(torch.cummax(a.t(), 1).values, torch.cummax(a.t().clone(), 1).values)"
+    analysis = analyze_issue("cummax ignores the strides of a transposed input", f"```python\n{code}\n```\n", SILENT)
+    assert analysis.pattern is not None and analysis.pattern.test_mode.name == "layout:noncontiguous"
