@@ -218,3 +218,16 @@ def _cotangent_of(x: torch.Tensor) -> torch.Tensor:
     from fuzz_core.modes.grad import COTANGENT_SEED
 
     return torch.randn(x.shape, generator=torch.Generator().manual_seed(COTANGENT_SEED), dtype=torch.float64)
+
+
+def test_an_op_without_a_backward_formula_is_not_applicable(tmp_path) -> None:
+    # torch.unique has no derivative: autograd raising there says nothing about a bug.
+    code = '''
+def make_inputs(seed):
+    return (torch.tensor([3.0, 1.0, 2.5, 2.0]),), {}
+'''
+    spec = HarnessSpec(api="torch.unique", input_source="code", code=code, reference_mode="grad:numeric",
+                       test_mode="grad", kind="Gradient_Mismatch")
+    result = run_harness(spec, max_executions=5, workdir=tmp_path, instrument="none")
+    assert result.verdict == "not_applicable", result.reason
+    assert "derivative" in result.reason
