@@ -90,3 +90,13 @@ def test_misses_list_train_issues_only() -> None:
     none = Prediction(triage="not_silent")
     scores = score_issues([(_labelled(3), none), (_labelled(1), none)])  # 3 is train, 1 is eval
     assert [(m.number, m.wrong) for m in scores.misses] == [(3, ["triage", "no pattern"])]
+
+
+def test_the_numeric_gradient_reference_stands_for_the_reporters_eager_side() -> None:
+    # grad:numeric is the oracle's reference, not a mode a reporter compares against.
+    assert mode_pair_matches(("grad:numeric", "grad"), ["eager", "autograd"])
+    assert not mode_pair_matches(("grad:numeric", "grad"), ["eager", "float16"])
+
+
+def test_backward_through_compiled_code_matches_a_compile_label() -> None:
+    assert mode_pair_matches(("grad", "grad:compile:inductor"), ["eager", "compile:inductor", "autograd"])
