@@ -35,7 +35,7 @@ from typing import Any
 
 from agent.eval.issue_labels import VERDICTS, IssueLabel, LabelledIssue
 from agent.eval.labels import TRIAGE_CLASSES
-from agent.eval.scoring import Accuracy, ClassScore, Prediction, class_score
+from agent.eval.scoring import Accuracy, ClassScore, Prediction, class_score, triage_dicts
 
 EXPECTED_TRIAGE = {"bug": "silent_bug", "not_bug": "not_a_bug"}
 _OP_NAMESPACES = ("torch", "torch.Tensor", "torch.nn.functional", "torch.special")
@@ -135,22 +135,18 @@ class IssueScores:
         return next(score for score in self.triage if score.label == label)
 
     def to_dict(self) -> dict[str, Any]:
-        def accuracy(value: Accuracy) -> dict[str, Any]:
-            return {"hits": value.hits, "total": value.total, "rate": round(value.rate, 4)}
-
         return {
             "reports": self.reports,
             "targets": self.targets,
-            "triage": [{**asdict(s), "precision": round(s.precision, 4), "recall": round(s.recall, 4),
-                        "f1": round(s.f1, 4)} for s in self.triage],
+            "triage": triage_dicts(self.triage),
             "confusion": self.confusion,
-            "silent_bug_recall": accuracy(self.silent_bug_recall),
-            "kind": accuracy(self.kind),
-            "api": accuracy(self.api),
-            "modes": accuracy(self.modes),
-            "kind_given_pattern": accuracy(self.kind_given_pattern),
-            "api_given_pattern": accuracy(self.api_given_pattern),
-            "modes_given_pattern": accuracy(self.modes_given_pattern),
+            "silent_bug_recall": self.silent_bug_recall.to_dict(),
+            "kind": self.kind.to_dict(),
+            "api": self.api.to_dict(),
+            "modes": self.modes.to_dict(),
+            "kind_given_pattern": self.kind_given_pattern.to_dict(),
+            "api_given_pattern": self.api_given_pattern.to_dict(),
+            "modes_given_pattern": self.modes_given_pattern.to_dict(),
             "errors": self.errors,
             "misses": [asdict(m) for m in self.misses],
         }

@@ -46,6 +46,9 @@ class Accuracy:
     def rate(self) -> float:
         return self.hits / self.total if self.total else 0.0
 
+    def to_dict(self) -> dict[str, Any]:
+        return {"hits": self.hits, "total": self.total, "rate": round(self.rate, 4)}
+
 
 @dataclass
 class Miss:
@@ -72,22 +75,24 @@ class ExtractionScores:
         return next(score for score in self.triage if score.label == label)
 
     def to_dict(self) -> dict[str, Any]:
-        def accuracy(value: Accuracy) -> dict[str, Any]:
-            return {"hits": value.hits, "total": value.total, "rate": round(value.rate, 4)}
-
         return {
             "reports": self.reports,
-            "triage": [{**asdict(s), "precision": round(s.precision, 4), "recall": round(s.recall, 4),
-                        "f1": round(s.f1, 4)} for s in self.triage],
+            "triage": triage_dicts(self.triage),
             "confusion": self.confusion,
-            "false_alarm_class": accuracy(self.false_alarm_class),
-            "kind": accuracy(self.kind),
-            "kind_strict": accuracy(self.kind_strict),
-            "api": accuracy(self.api),
-            "modes": accuracy(self.modes),
+            "false_alarm_class": self.false_alarm_class.to_dict(),
+            "kind": self.kind.to_dict(),
+            "kind_strict": self.kind_strict.to_dict(),
+            "api": self.api.to_dict(),
+            "modes": self.modes.to_dict(),
             "errors": self.errors,
             "misses": [asdict(m) for m in self.misses],
         }
+
+
+def triage_dicts(scores: list[ClassScore]) -> list[dict[str, Any]]:
+    """Per-class triage scores as JSON, rates rounded."""
+    return [{**asdict(s), "precision": round(s.precision, 4), "recall": round(s.recall, 4), "f1": round(s.f1, 4)}
+            for s in scores]
 
 
 def _ratio(numerator: int, denominator: int) -> float:
