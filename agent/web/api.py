@@ -11,6 +11,7 @@ from agent.review.views import ReviewView
 from agent.web import service
 from agent.web.app import config_of
 from agent.web.params import candidate_filter, queue_filter
+from agent.web.security import TOKEN_COOKIE, may_read_files
 from agent.web.schemas import (
     CampaignsResponse,
     CandidateDetail,
@@ -115,8 +116,12 @@ def export(
     request: Request,
     id: Annotated[list[int], Query(description="Finding ids, repeatable.")] = [],  # noqa: B006
     format: Literal["markdown", "json"] = "markdown",  # noqa: A002 - the query parameter's name
+    authorization: Annotated[str | None, Header()] = None,
 ) -> Response:
-    """The chosen findings in `transfuzz export`'s report format, as a zip."""
+    """The chosen findings in `transfuzz export`'s report format, as a zip; needs the review token (it holds inputs)."""
+    if not may_read_files(config_of(request).auth, authorization, request.cookies.get(TOKEN_COOKIE)):
+        raise HTTPException(status_code=401, detail="an export holds saved inputs: it needs the review token as "
+                            "'Authorization: Bearer …'", headers={"WWW-Authenticate": "Bearer"})
     data = service.export_selection(config_of(request).store, id, format)
     return Response(
         data, media_type="application/zip", headers={"Content-Disposition": 'attachment; filename="transfuzz-export.zip"'}

@@ -269,6 +269,9 @@ def export(
     id: Annotated[list[int], Query()] = [],  # noqa: B006, A002
     format: Literal["markdown", "json"] = "markdown",  # noqa: A002
 ) -> Response:
+    if not _signed_in(request, config_of(request)):  # an export holds saved inputs (Note [Review page security])
+        raise HTTPException(status_code=403, detail="an export holds saved inputs: sign in with the review token "
+                            "first (open /login?token=…)")
     try:
         data = service.export_selection(config_of(request).store, id, format)
     except ValueError as exc:

@@ -9,6 +9,9 @@ The page shows untrusted text (issue titles and bodies, LLM rationales), so:
 - writes need the review token: the JSON API as ``Authorization: Bearer``, the pages as an
   HttpOnly SameSite=Strict cookie set by ``/login?token=…`` plus a per-token CSRF field in every
   form and, when the browser sends one, an Origin that is this server;
+- reads that carry saved inputs (the export zips of ``/export`` and ``/api/export``, whose
+  reports embed each finding's inputs) need the token too, as the bearer header or the cookie,
+  whatever the bind address: the queue and finding pages show text, an export hands out files;
 - the server answers only to the host names it was bound for (no DNS rebinding), and binds to
   127.0.0.1 unless told otherwise;
 - a Content-Security-Policy allows scripts, styles and images from this server only.
@@ -78,3 +81,7 @@ def allowed_hosts(bind_host: str) -> list[str]:
 def is_loopback(bind_host: str) -> bool:
     return bind_host in LOOPBACK_HOSTS
 
+
+def may_read_files(auth: ReviewAuth, authorization: str | None, cookie: str | None) -> bool:
+    """Whether a request may download exports (saved inputs): the review token as bearer or cookie."""
+    return auth.bearer_ok(authorization) or auth.matches(cookie)

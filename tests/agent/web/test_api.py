@@ -131,8 +131,10 @@ def test_a_decision_needs_the_token_and_lands_in_the_history(client: httpx.Clien
     assert counts["accepted"] == 1
 
 
-def test_export_of_a_selection_is_the_report_format_zipped(client: httpx.Client, rows: ReviewRows) -> None:
-    response = client.get("/api/export", params={"id": [rows.ids["compile"], rows.ids["compile_dup"]], "format": "json"})
+def test_export_of_a_selection_is_the_report_format_zipped(client: httpx.Client, server: RunningServer,
+                                                           rows: ReviewRows) -> None:
+    response = client.get("/api/export", params={"id": [rows.ids["compile"], rows.ids["compile_dup"]], "format": "json"},
+                          headers={"Authorization": f"Bearer {server.token}"})
     assert response.status_code == 200, response.text
     archive = zipfile.ZipFile(io.BytesIO(response.content))
     names = archive.namelist()
@@ -143,7 +145,7 @@ def test_export_of_a_selection_is_the_report_format_zipped(client: httpx.Client,
     report = json.loads(archive.read(reports[0]))
     assert report["api"] == "torch.relu"
     assert [f["id"] for f in report["findings"]] == [rows.ids["compile"], rows.ids["compile_dup"]]
-    assert client.get("/api/export").status_code == 400
+    assert client.get("/api/export", headers={"Authorization": f"Bearer {server.token}"}).status_code == 400
 
 
 def test_campaign_progress(client: httpx.Client, rows: ReviewRows) -> None:
