@@ -3,9 +3,11 @@
 Harness code and repro scripts may derive from issue text or an LLM's answer, so they never run with the
 parent's view of the machine. bubblewrap gives each one no network, its own user/PID/IPC/UTS/mount
 namespaces without capabilities, a read-only view of only the system, the Python installation, the venv
-and the package it needs, one private writable folder, a private /tmp, and an empty environment plus an
-allow-list. rlimits bound memory, CPU time, file size, open files and processes. docs/trust_boundary.md
-says exactly what is allowed and why.
+and the package it needs, one private writable folder, size-capped tmpfs for /tmp, HOME and /dev/shm, a
+read-only /dev of a few device nodes (plus the NVIDIA nodes when asked), and an empty environment plus an
+allow-list. rlimits bound memory, CPU time, file size, open files and processes; as root, where
+RLIMIT_NPROC does not bind, a pids cgroup caps the processes. docs/trust_boundary.md says exactly what is
+allowed and why.
 """
 
 from __future__ import annotations
@@ -38,6 +40,15 @@ ETC_ENTRIES = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "loc
                "nsswitch.conf")
 
 
+# HOME inside the sandbox: a size-capped tmpfs of its own, not the writable folder the parent reads.
+SANDBOX_HOME = "/home/transfuzz"
+PIDS_CGROUP_PREFIX = "transfuzz_"  # one pids cgroup per sandbox, named after the bwrap process's pid
+# /sys parts the CUDA driver reads (PCI topology, the driver's module), read-only, only when a GPU is bound.
+GPU_SYS_PATHS = ("/sys/bus", "/sys/class", "/sys/dev", "/sys/devices", "/sys/module/nvidia",
+                 "/sys/module/nvidia_uvm")
+GPU_ENV_PASSED = ("CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "LD_LIBRARY_PATH")
+
+
 class SandboxUnavailable(RuntimeError):
     """bubblewrap is missing or cannot start a sandbox here."""
 
@@ -54,10 +65,12 @@ class Limits:
     cpu_s: int | None = 4 * 3600  # RLIMIT_CPU of a long-lived worker; the pool recycles it at half of this
     file_size_mb: int | None = 4096  # RLIMIT_FSIZE: saved inputs of large tensors stay below
     open_files: int | None = 4096  # RLIMIT_NOFILE
-    processes: int | None = 4096  # RLIMIT_NPROC: per real uid (threads count); the kernel exempts root
+    processes: int | None = 4096  # RLIMIT_NPROC: per real uid (threads count); for root a pids cgroup instead
 
     def apply(self) -> None:
         """Set the limits on the calling process (a preexec_fn: they pass through exec to the sandbox)."""
+        if self.processes and os.geteuid() == 0:
+            join_pids_cgroup(self.processes)  # the kernel exempts uid 0 from RLIMIT_NPROC, even in a user namespace
         _set(resource.RLIMIT_CORE, 0)
         for which, value in ((resource.RLIMIT_AS, _mb(self.memory_mb)), (resource.RLIMIT_CPU, self.cpu_s),
                              (resource.RLIMIT_FSIZE, _mb(self.file_size_mb)),
@@ -78,6 +91,73 @@ def _set(which: int, value: int) -> None:
     resource.setrlimit(which, (value, value))
 
 
+def _pids_cgroup_base() -> Path | None:
+    """The writable pids-controller folder of this process's cgroup (v1 `pids`, or v2 with pids delegated)."""
+    try:
+        lines = Path("/proc/self/cgroup").read_text().splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        _, controllers, relative = line.split(":", 2)
+        if "pids" in controllers.split(","):
+            base = Path("/sys/fs/cgroup/pids") / relative.lstrip("/")
+            return base if os.access(base / "cgroup.procs", os.W_OK) else None
+    for line in lines:
+        if line.startswith("0::"):
+            base = Path("/sys/fs/cgroup") / line[3:].lstrip("/")
+            try:
+                if "pids" in (base / "cgroup.subtree_control").read_text().split():
+                    return base
+            except OSError:
+                return None
+    return None
+
+
+def remove_stale_pids_cgroups(base: Path | None = None) -> None:
+    """Remove the empty per-sandbox cgroups whose bwrap process has ended (rmdir refuses a cgroup in use)."""
+    base = base or _pids_cgroup_base()
+    if base is None:
+        return
+    try:
+        entries = list(os.scandir(base))
+    except OSError:
+        return
+    for entry in entries:
+        name = entry.name
+        if not (name.startswith(PIDS_CGROUP_PREFIX) and name[len(PIDS_CGROUP_PREFIX):].isdigit()):
+            continue
+        try:
+            os.kill(int(name[len(PIDS_CGROUP_PREFIX):]), 0)
+            continue  # its process still runs
+        except ProcessLookupError:
+            pass
+        except PermissionError:
+            continue
+        try:
+            os.rmdir(entry.path)
+        except OSError:
+            pass
+
+
+def join_pids_cgroup(max_pids: int) -> bool:
+    """Put the calling process (and so the sandbox it execs) into a new pids cgroup capped at `max_pids`.
+
+    False where no writable pids controller exists (then only the PID namespace ends what it started).
+    """
+    base = _pids_cgroup_base()
+    if base is None:
+        return False
+    remove_stale_pids_cgroups(base)
+    group = base / f"{PIDS_CGROUP_PREFIX}{os.getpid()}"
+    try:
+        group.mkdir(exist_ok=True)
+        (group / "pids.max").write_text(str(int(max_pids)))
+        (group / "cgroup.procs").write_text(str(os.getpid()))
+    except OSError:
+        return False
+    return True
+
+
 def limits(memory_limit_mb: int | None) -> Callable[[], None]:
     """preexec_fn with the default limits and the given address-space limit."""
     return Limits(memory_mb=memory_limit_mb).apply
@@ -95,9 +175,50 @@ def worker_environment(base: Mapping[str, str], *, temp_dir: Path, package_root:
     env.update(PYTHONFAULTHANDLER="1", PYTHONUNBUFFERED="1", PYTHONDONTWRITEBYTECODE="1", PYTHONNOUSERSITE="1")
     if threads is not None:
         env["OMP_NUM_THREADS"] = env["MKL_NUM_THREADS"] = str(threads)
-    if inductor_cache is not None:
+    if inductor_cache is not None:  # every compile cache goes to the pool's private folder, deleted at close
         env["TORCHINDUCTOR_CACHE_DIR"] = str(inductor_cache)
+        env["TRITON_CACHE_DIR"] = str(Path(inductor_cache) / "triton")
     return env
+
+
+def gpu_environment(base: Mapping[str, str]) -> dict[str, str]:
+    """What a CUDA worker needs from the parent's environment on top of worker_environment (no secrets)."""
+    return {k: base[k] for k in GPU_ENV_PASSED if base.get(k)}
+
+
+def gpu_devices(dev_root: str | os.PathLike[str] = "/dev") -> list[Path]:
+    """The NVIDIA device nodes (and /dev/nvidia-caps, /dev/dri folders) under `dev_root`; [] without a GPU.
+
+    What the CUDA driver opens: nvidiactl, nvidia0..N, nvidia-uvm(-tools), nvidia-modeset, and the
+    capability nodes under nvidia-caps (MIG); dri holds render nodes some stacks use.
+    """
+    root = Path(dev_root)
+    try:
+        names = sorted(os.listdir(root))
+    except OSError:
+        return []
+    found = [root / n for n in names if n.startswith("nvidia")]
+    if not any(p.name == "nvidiactl" or p.name.startswith("nvidia0") for p in found):
+        return []  # no driver nodes: no usable GPU here
+    if (root / "dri").is_dir():
+        found.append(root / "dri")
+    return found
+
+
+def gpu_binds(devices: Sequence[Path], *, dev_root: str | os.PathLike[str] = "/dev",
+              sys_paths: Sequence[str] = GPU_SYS_PATHS) -> list[str]:
+    """bwrap arguments that show the GPU inside: device nodes at /dev/NAME, the driver's /sys read-only.
+
+    (/proc/driver/nvidia is global, so the sandbox's fresh procfs already shows it.)
+    """
+    argv: list[str] = []
+    for device in devices:
+        inside = "/dev/" + str(Path(device).relative_to(dev_root))
+        argv += ["--dev-bind", str(device), inside]
+    if devices:
+        for path in sys_paths:
+            argv += ["--ro-bind-try", path, path]
+    return argv
 
 
 def bwrap_path() -> str:
@@ -122,14 +243,22 @@ def _without_nested(paths: Iterable[Path]) -> list[Path]:
 
 
 def bwrap_command(command: Sequence[str], *, writable: Sequence[Path], readonly: Sequence[Path], env: Mapping[str, str],
-                  cwd: Path, bwrap: str | None = None, tmp_size_mb: int = 1024) -> list[str]:
+                  cwd: Path, bwrap: str | None = None, tmp_size_mb: int = 1024, shm_size_mb: int = 64,
+                  home: str | None = None, home_size_mb: int = 256, devices: Sequence[Path] = ()) -> list[str]:
     """The bwrap argv that runs `command` isolated; paths appear inside at the same place as outside.
 
+    /dev is bwrap's minimal set (null, zero, full, random, urandom, tty, pts) remounted read-only, so
+    nothing can be written into it; /dev/shm, /tmp and `home` (when given) are tmpfs capped at their
+    sizes. `devices` (gpu_devices()) are bound in before /dev turns read-only.
     Nothing secret goes in here: `env` is already an allow-list and the paths are the caller's folders.
     """
     argv = [bwrap or bwrap_path(), "--unshare-all", "--unshare-user", "--disable-userns", "--cap-drop", "ALL",
             "--die-with-parent", "--new-session", "--proc", "/proc", "--dev", "/dev",
+            "--size", str(shm_size_mb * 1024 * 1024), "--tmpfs", "/dev/shm",
+            *gpu_binds(devices), "--remount-ro", "/dev",
             "--size", str(tmp_size_mb * 1024 * 1024), "--tmpfs", "/tmp"]
+    if home is not None:
+        argv += ["--size", str(home_size_mb * 1024 * 1024), "--tmpfs", home]
     for name in SYSTEM_DIRS:
         if os.path.islink(name):
             argv += ["--symlink", os.readlink(name), name]

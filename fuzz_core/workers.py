@@ -1,8 +1,11 @@
 """A pool of sandboxed worker processes that run harness specs; crashes and hangs become verdicts.
 
 Each worker is a long-lived Python inside bubblewrap (fuzz_core.sandbox) that sees one private writable
-folder (its tasks' workdirs, its HOME and TMPDIR) and the pool's private inductor cache. Its log and its
-progress file stay outside that folder; the progress file reaches it as an inherited descriptor.
+folder (its tasks' workdirs) and the pool's private compile cache; its HOME and TMPDIR are capped tmpfs
+inside the sandbox. Its log and its progress file stay outside that folder; the progress file reaches it
+as an inherited descriptor. The compile cache is made fresh for each pool and deleted when the pool closes,
+so nothing one campaign's workers write is run by a later campaign; paths in a worker's answer must lie in
+its own folder (fuzz_core/safe_files.py).
 """
 
 from __future__ import annotations
@@ -23,7 +26,9 @@ from typing import Any, Iterable, Iterator
 
 from fuzz_core import result as V
 from fuzz_core.result import HarnessResult
-from fuzz_core.sandbox import Limits, bwrap_command, python_paths, require_bwrap, signal_name, worker_environment
+from fuzz_core.safe_files import confine_evidence_paths
+from fuzz_core.sandbox import (SANDBOX_HOME, Limits, bwrap_command, gpu_devices, gpu_environment, python_paths,
+                               remove_stale_pids_cgroups, require_bwrap, signal_name, worker_environment)
 from fuzz_core.spec import HarnessSpec
 
 PACKAGE_ROOT = Path(__file__).resolve().parent.parent
@@ -58,18 +63,24 @@ class _Worker:
         return self.home / f"task_{task_id}_{spec_id}"
 
     def start(self) -> None:
-        temp = self.home / "tmp"
+        sandboxed = self.pool.bwrap is not None
+        temp = Path("/tmp") if sandboxed else self.home / "tmp"  # inside: capped tmpfs, gone with the worker
+        self.home.mkdir(parents=True, exist_ok=True)
         temp.mkdir(parents=True, exist_ok=True)
-        env = worker_environment(os.environ, temp_dir=temp, home=self.home, package_root=PACKAGE_ROOT,
-                                 threads=self.pool.threads, inductor_cache=self.pool.inductor_cache)
+        env = worker_environment(os.environ, temp_dir=temp, home=Path(SANDBOX_HOME) if sandboxed else self.home,
+                                 package_root=PACKAGE_ROOT, threads=self.pool.threads,
+                                 inductor_cache=self.pool.inductor_cache)
+        if self.pool.gpu:
+            env.update(gpu_environment(os.environ))
         self.progress_path.write_text("")
         progress_fd = os.open(self.progress_path, os.O_WRONLY)
         command = [sys.executable, "-X", "faulthandler", "-m", "fuzz_core.worker_main", str(progress_fd)] + (
             ["--preload-opinfo"] if self.pool.preload_opinfo else [])
         if self.pool.bwrap is not None:
+            libraries = [Path(p) for p in env.get("LD_LIBRARY_PATH", "").split(os.pathsep) if p]
             command = bwrap_command(command, writable=[self.home, self.pool.inductor_cache],
-                                    readonly=python_paths(PACKAGE_ROOT / "fuzz_core"), env=env, cwd=self.home,
-                                    bwrap=self.pool.bwrap)
+                                    readonly=python_paths(PACKAGE_ROOT / "fuzz_core") + libraries, env=env,
+                                    cwd=self.home, bwrap=self.pool.bwrap, home=SANDBOX_HOME, devices=self.pool.gpu)
             env = {}
         log = open(self.log_path, "ab")
         try:
@@ -177,16 +188,22 @@ class WorkerPool:
                  threads: int | None = 1, workdir: str | os.PathLike[str] | None = None,
                  inductor_cache: str | os.PathLike[str] | None = None, preload_opinfo: bool = True,
                  sandbox: bool = True, bwrap: str | None = None, limits: Limits | None = None,
-                 minimise_s: float | None = MINIMISE_S, instrument: str = "op", min_inputs: int = 0) -> None:
+                 minimise_s: float | None = MINIMISE_S, instrument: str = "op", min_inputs: int = 0,
+                 cuda: bool | None = None) -> None:
         """`sandbox=False` runs workers without bubblewrap (trusted local use only); with the default the pool
         refuses to start (SandboxUnavailable, saying how to install it) where bwrap is missing or broken.
         `minimise_s`: seconds a worker spends shrinking a confirmed finding's input (None: not minimised).
         `instrument`: the instrumentation level (none|module|op|kernel) every task runs at; `min_inputs`: the
-        inputs a pass needs (a task may run briefly past its budget to reach them)."""
+        inputs a pass needs (a task may run briefly past its budget to reach them).
+        `cuda`: bind the NVIDIA device nodes into the sandbox (None: when this machine has them). CUDA reserves
+        far more address space than RLIMIT_AS allows, so a CUDA pool sets no address-space limit."""
         if n_workers < 1:
             raise ValueError("n_workers must be at least 1")
         self.bwrap = require_bwrap(bwrap) if sandbox else None
-        self.limits = limits if limits is not None else Limits(memory_mb=memory_limit_mb)
+        self.gpu = gpu_devices() if cuda is not False else []
+        if cuda and not self.gpu:
+            raise ValueError("cuda=True but this machine has no NVIDIA device nodes (/dev/nvidiactl, /dev/nvidia0)")
+        self.limits = limits if limits is not None else Limits(memory_mb=None if self.gpu else memory_limit_mb)
         self.n_workers = n_workers
         self.task_timeout_s = task_timeout_s
         self.memory_limit_mb = memory_limit_mb
@@ -198,10 +215,14 @@ class WorkerPool:
         self._own_root = workdir is None
         self.root = Path(workdir).resolve() if workdir is not None else Path(tempfile.mkdtemp(prefix="transfuzz_pool_"))
         self.root.mkdir(parents=True, exist_ok=True)
-        # Compiled kernels are code that later runs: the cache is private to this pool (or the campaign that
-        # passes one in), mode 0700, never a fixed folder in the shared temp dir.
-        self.inductor_cache = Path(inductor_cache) if inductor_cache is not None else self.root / "inductor_cache"
-        self.inductor_cache.mkdir(mode=0o700, parents=True, exist_ok=True)
+        # Compiled kernels are code that later runs: the cache (inductor's and triton's) is fresh for this pool,
+        # mode 0700, and deleted at close(): a kernel one campaign's worker wrote is never run by another.
+        self._own_cache = inductor_cache is None
+        if inductor_cache is None:
+            self.inductor_cache = Path(tempfile.mkdtemp(prefix="compile_cache_", dir=self.root))
+        else:
+            self.inductor_cache = Path(inductor_cache)
+            self.inductor_cache.mkdir(mode=0o700, parents=True, exist_ok=True)
         self.inductor_cache.chmod(0o700)
         self._tasks: queue.Queue[tuple[int, HarnessSpec, float | None, int | None, Future[HarnessResult]] | None] = (
             queue.Queue())
@@ -238,6 +259,9 @@ class WorkerPool:
         for worker in self._workers:
             worker.kill()
         self._threads.clear()
+        if self._own_cache:
+            shutil.rmtree(self.inductor_cache, ignore_errors=True)
+        remove_stale_pids_cgroups()
 
     def submit(self, spec: HarnessSpec, budget_s: float | None = None,
                max_executions: int | None = None) -> Future[HarnessResult]:
@@ -289,7 +313,9 @@ class WorkerPool:
         if not answer.get("ok"):
             return HarnessResult(V.ERROR, f"worker error: {answer.get('error')}", elapsed_s=time.monotonic() - start,
                                  evidence={"traceback": answer.get("traceback", "")}, spec_id=spec.spec_id)
-        return HarnessResult.from_dict(answer["result"])
+        result = HarnessResult.from_dict(answer["result"])
+        confine_evidence_paths(result.evidence, worker.home)  # a worker names its own files, never a host file
+        return result
 
     def _recycle_if_worn(self, worker: _Worker, answer: dict[str, Any]) -> None:
         """A worker near its CPU-seconds rlimit is replaced between tasks, so the limit never ends a task."""
@@ -315,6 +341,7 @@ class WorkerPool:
                                       "workdir": str(workdir)}, REPLAY_TIMEOUT_S)
                 if answer.get("ok"):
                     evidence.update(answer["replay"])
+                    confine_evidence_paths(evidence, worker.home)
                     evidence.pop("repro", None)
                     repro = answer["replay"].get("repro", "")
                 else:

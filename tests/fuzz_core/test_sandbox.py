@@ -2,7 +2,7 @@
 network, outlive the pool or seed another campaign's compile cache, while an honest harness keeps its verdict.
 
 The attacks run as trusted harness code (input_source "code") whose module-level code does the attack and
-writes what it saw into its own HOME, where the test reads it. The pool runs in a separate parent process
+writes what it saw into its working directory (the worker's writable folder), where the test reads it. The pool runs in a separate parent process
 that holds the secrets in its environment and a database URL on its command line, as `transfuzz` does.
 """
 
@@ -39,7 +39,7 @@ REPORT = '''
 import json, os
 
 def _report(name, seen):
-    with open(os.path.join(os.environ["HOME"], "probe_" + name + ".json"), "w") as f:
+    with open(os.path.join(os.getcwd(), "probe_" + name + ".json"), "w") as f:
         json.dump(seen, f)
 
 def _read(path):
@@ -82,6 +82,7 @@ _report("write", {
     "venv": _try(lambda: open(os.path.join(sys.prefix, "pwned.pth"), "w").write("import os")),
     "system_tmp": _try(lambda: open("/tmp/@MARKER@", "w").write("x")),
     "own_home": _try(lambda: open(os.path.join(os.environ["HOME"], "mine.txt"), "w").write("x")),
+    "own_folder": _try(lambda: open(os.path.join(os.getcwd(), "mine.txt"), "w").write("x")),
 })
 '''
 
@@ -110,7 +111,7 @@ _report("cache", {"other_visible": os.path.exists("@OTHER@"), "other_campaign": 
 SETSID_CHILD = REPORT + '''
 import subprocess, sys
 _late_write = "import sys, time; time.sleep(@DELAY@); open(sys.argv[1], 'w').write('x')"
-_child = subprocess.Popen([sys.executable, "-c", _late_write, os.path.join(os.environ["HOME"], "late_marker"), "@TOKEN@"],
+_child = subprocess.Popen([sys.executable, "-c", _late_write, os.path.join(os.getcwd(), "late_marker"), "@TOKEN@"],
                           start_new_session=True)
 _report("setsid", {"child_pid": _child.pid})
 '''
@@ -257,7 +258,7 @@ def test_writes_outside_the_workers_folder_fail(attacks: AttackRun) -> None:
     outcome = attacks.reports["write"]
     for action in ("sqlite", "project_file", "venv"):
         assert outcome[action].startswith("failed"), (action, outcome[action])
-    assert outcome["own_home"] == "done"
+    assert outcome["own_home"] == "done" and outcome["own_folder"] == "done"
     assert _digest(attacks.db) == attacks.db_digest
     assert not (attacks.project / "pwned.txt").exists()
     assert not (Path(sys.prefix) / "pwned.pth").exists()
@@ -335,7 +336,8 @@ def test_a_missing_or_broken_bwrap_refuses_to_start_and_says_how_to_install(tmp_
 def test_torch_compile_with_inductor_and_gcc_works_inside_the_sandbox(tmp_path: Path) -> None:
     with WorkerPool(1, task_timeout_s=300, preload_opinfo=False, workdir=tmp_path) as pool:
         result = pool.submit(HarnessSpec(**_spec(REPORT, test_mode="compile:inductor")), max_executions=2).result()
+        compiled = [p for p in pool.inductor_cache.rglob("*") if p.suffix in (".so", ".cpp")]
     assert result.verdict == "passed", result.reason
-    compiled = [p for p in pool.inductor_cache.rglob("*") if p.suffix in (".so", ".cpp")]
     assert compiled  # gcc ran inside the sandbox and wrote into the pool's private cache
+    assert not pool.inductor_cache.exists()  # ... which is gone once the pool closes
     assert pool.inductor_cache.stat().st_mode & 0o777 == 0o700
