@@ -175,7 +175,7 @@ def _group_lines(ctx: typer.Context, finding_id: int) -> list[str]:
     with get_ctx(ctx).store(must_exist=True).session() as session:
         cause = root_cause(get_finding(session, finding_id))
         group = next(g for g in group_by_root_cause(list_findings(session)) if g.cause.key == cause.key)
-        lines = [f"{cause.symptom}; divergence at {cause.locus}",
+        lines = [cause.text,
                  "findings: " + ", ".join(str(f.id) for f in group.findings) + " (APIs: " + ", ".join(group.apis) + ")"]
         lines += [_match_line(m) for m in matching_issues(session, group)]
     return lines

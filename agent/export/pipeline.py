@@ -46,7 +46,7 @@ def group_context(session: Any, group: RootCauseGroup) -> GroupContext:
     """Root cause and "already reported?" for one group (agent/review/known.py)."""
     known = known_for_group(session, group)
     return GroupContext(
-        root_cause=f"{group.cause.symptom}; divergence at {group.cause.locus}",
+        root_cause=group.cause.text,
         possible_duplicates=[{"ref": f"{m.repo}#{m.number}", "url": m.url, "title": m.title, "state": m.state,
                               "matched": m.matched, "relation": m.relation, "note": m.note} for m in known.issues],
         opinfo_known=[asdict(e) for e in known.opinfo],

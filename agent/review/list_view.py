@@ -95,6 +95,6 @@ def list_table(rows: list[FindingSummary], width: int, *, what: str, groups: lis
 
 
 def group_legend(entries: list[tuple[str, str]]) -> list[Text]:
-    """"g3: <symptom>; divergence at <locus>; findings ..." for each group that holds several findings;
+    """"g3: <symptom>; op family ...; from <report>; findings ..." for each group that holds several findings;
     the console wraps them at its width."""
     return [rich_text(f"{label}: {description}") for label, description in entries]

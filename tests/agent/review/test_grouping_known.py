@@ -30,7 +30,7 @@ def test_var_mean_and_std_mean_on_empty_tensors_are_one_group() -> None:
 def test_localised_op_wins_over_the_api_family() -> None:
     localised = {"first_divergent_op": {"level": "op", "name": "aten.sum.dim_IntList"}}
     groups = group_by_root_cause([_finding(1, "torch.mean", localised), _finding(2, "torch.sum", localised)])
-    assert len(groups) == 1 and groups[0].cause.locus == "aten.sum" and groups[0].cause.from_localisation
+    assert len(groups) == 1 and groups[0].cause.locus == "op family sum (first diverging op aten.sum)" and groups[0].cause.from_localisation
     assert op_family("torch.special.logit") == op_family("torch.logit") == "logit"
 
 
