@@ -36,6 +36,7 @@ STARTUP_TIMEOUT_S = 180.0
 REPLAY_TIMEOUT_S = 120.0
 MINIMISE_S = 20.0  # default shrink budget per confirmed finding (Note [Shrinking failing inputs])
 SHORT_REPRO_TIMEOUT_S = 180.0  # as fuzz_core.minimise_finding; not imported here, that module imports torch
+PROGRESS_MAX_BYTES = 4 * 1024 * 1024  # a progress record is a recipe; more is not read
 
 
 class WorkerDied(Exception):
@@ -73,7 +74,7 @@ class _Worker:
         if self.pool.gpu:
             env.update(gpu_environment(os.environ))
         self.progress_path.write_text("")
-        progress_fd = os.open(self.progress_path, os.O_WRONLY)
+        progress_fd = os.open(self.progress_path, os.O_RDWR)  # read too: the worker maps it (worker_main.ProgressFile)
         command = [sys.executable, "-X", "faulthandler", "-m", "fuzz_core.worker_main", str(progress_fd)] + (
             ["--preload-opinfo"] if self.pool.preload_opinfo else [])
         if self.pool.bwrap is not None:
@@ -168,10 +169,13 @@ class _Worker:
         return self._read(timeout_s, minimise_grace)
 
     def last_progress(self) -> dict[str, Any]:
+        """The worker's last progress record: JSON padded with blanks and NULs (worker_main.ProgressFile)."""
         try:
-            text = self.progress_path.read_text()
-            return json.loads(text) if text.strip() else {}
-        except (OSError, json.JSONDecodeError):
+            with open(self.progress_path, "rb") as f:
+                data = f.read(PROGRESS_MAX_BYTES).rstrip(b"\0 \n")
+            record = json.loads(data) if data else {}
+            return record if isinstance(record, dict) else {}
+        except (OSError, ValueError):
             return {}
 
     def log_tail(self, chars: int = 3000) -> str:
