@@ -33,7 +33,7 @@ from fuzz_core.oracles.compare import Comparison
 from fuzz_core.rng import uses_rng
 from fuzz_core.spec import HarnessSpec
 from fuzz_core.target import Target
-from fuzz_core.tensors import map_tensors, numel_total, output_leaves, structure_key, tensor_leaves
+from fuzz_core.tensors import map_tensors, numel_total, structure_key, tensor_leaves
 
 __all__ = ["Campaign", "Finding", "HarnessBroken", "Tally", "build_target_for", "seed_samples"]
 
@@ -206,6 +206,10 @@ class Campaign:
         self._composites: dict[str, tuple[Any, int]] = {}
         self._started = time.monotonic()
         self._last_compile_end = 0.0  # when the latest compilation finished (the min-inputs overrun counts from it)
+        # Per-mode lookups the hot loop would otherwise repeat for every input (Note [The hot loop]).
+        self._compiling: dict[int, Any] = {}
+        self._step_gen = torch.Generator()  # reseeded per mutation step: the same draws as a fresh generator
+        self._measured = True  # whether the input now running is one the selector measures (op scope)
 
     # -- setup ---------------------------------------------------------------------------------
     def prepare(self) -> None:
@@ -254,12 +258,21 @@ class Campaign:
             raise NotApplicable("sparse inputs are not fuzzed yet (layout modes and mutators assume strided tensors)")
         self._rng_probes = 0
 
+    def _compile_mode(self, mode: Mode | None) -> Any:
+        """The compile mode `mode` runs through, or None (looked up once per mode)."""
+        if mode is None:
+            return None
+        key = id(mode)
+        if key not in self._compiling:
+            from fuzz_core.modes.compile import compile_mode_of
+
+            self._compiling[key] = compile_mode_of(mode)
+        return self._compiling[key]
+
     @property
     def compiles(self) -> bool:
         """The test mode compiles per input structure (recompilation is its main cost); grad:compile too."""
-        from fuzz_core.modes.compile import compile_mode_of
-
-        return self.test is not None and compile_mode_of(self.test) is not None
+        return self._compile_mode(self.test) is not None
 
     def compiled_evidence(self) -> dict[str, Any] | None:
         """What dynamo did for this harness (Note [Proof of compilation]); None for modes that do not compile."""
@@ -291,14 +304,14 @@ class Campaign:
 
     def run_mode(self, mode: Mode, sample: Sample) -> Execution:
         """One execution of `mode` on `sample`, compile time and run time tallied apart."""
-        from fuzz_core.modes.compile import compile_mode_of
-
         assert self.target is not None
-        compiling = compile_mode_of(mode)  # grad:compile compiles through its forward mode
+        compiling = self._compile_mode(mode)  # grad:compile compiles through its forward mode
         compiles_before = int(getattr(compiling, "compiles", 0))
         start = time.monotonic()
-        scope = self._op_scope() if mode is self.reference or mode.dispatch_observable else contextlib.nullcontext()
-        with scope:
+        if self._measured and (mode is self.reference or mode.dispatch_observable):
+            with self._op_scope():
+                run = execute(mode, self.target, sample, reseed=self.reseed)
+        else:
             run = execute(mode, self.target, sample, reseed=self.reseed)
         spent = time.monotonic() - start
         if int(getattr(compiling, "compiles", 0)) > compiles_before:
@@ -323,7 +336,11 @@ class Campaign:
         return run
 
     def compare(self, ref_out: Any, test_out: Any, sample: Sample) -> Comparison:
+        """The oracle's comparison; outputs identical leaf for leaf (NaN where NaN) pass without it, as they
+        would through it (Note [The hot loop])."""
         assert self.target is not None and self.test is not None
+        if identical_outputs(ref_out, test_out):
+            return Comparison()
         return compare_outputs(
             ref_out, test_out, low_dtype=self.test.compute_dtype, compares_dtype=self.test.compares_dtype,
             returns_indices=self.target.returns_indices, inputs=tensor_leaves(sample.tree()))
@@ -406,22 +423,21 @@ class Campaign:
         if pending_seeds and not reuse:
             index = pending_seeds.pop(0)
             return corpus[index]
-        parents = list(range(len(corpus)))
+        view: Sequence[CorpusEntry] = corpus
         if reuse:
-            compiled = [i for i in parents if structure_key(corpus[i].sample.tree(), with_shapes=True)
+            compiled = [entry for entry in corpus if structure_key(entry.sample.tree(), with_shapes=True)
                         in self.compiled_shapes]
-            parents = compiled or parents
+            view = compiled or corpus
         weights = self._mutator_weights
         if reuse and self._value_mutators:
             weights = torch.zeros_like(weights)
             weights[self._value_mutators] = self._mutator_weights[self._value_mutators]
         for _attempt in range(64):  # some mutators do not apply to some inputs; only give up on none
-            view = [corpus[i] for i in parents]
             parent = view[self.selector.select(view, gen)]
             parent.picked += 1
             mutator = self.mutators[int(torch.multinomial(weights, 1, generator=gen))]
             step_seed = _int_seed(self.spec.seed, iteration, _attempt)
-            child = mutator.mutate(parent.sample, torch.Generator().manual_seed(step_seed))
+            child = mutator.mutate(parent.sample, self._step_gen.manual_seed(step_seed))
             if child is not None:
                 child = self.canonical(child)
                 recipe = (parent.recipe[0], parent.recipe[1] + ((mutator.name, step_seed),))
@@ -464,6 +480,7 @@ class Campaign:
                 self.progress({"iteration": iteration - 1, "seed_index": entry.recipe[0],
                                "steps": [list(s) for s in entry.recipe[1]]})
             self.last_outputs = (None, None)
+            self._measured = self._measures(entry)
             outcome = self.evaluate(entry)
             self.tally.executions += 1
             if isinstance(outcome, Finding):
@@ -486,6 +503,11 @@ class Campaign:
             if self.selector.observe(entry, label, self.last_outputs):
                 corpus.append(entry)
 
+    def _measures(self, entry: CorpusEntry) -> bool:
+        """Whether the selector measures this input (op scope around its runs): Note [Sampled coverage]."""
+        measures = getattr(self.selector, "measures", None)
+        return bool(measures(entry)) if callable(measures) else True
+
     def _keep(self, finding: Finding) -> None:
         """Keep the smallest failing input per distinct failure (and the strongest verdict)."""
         old = self.findings.get(finding.key)
@@ -502,5 +524,27 @@ class Campaign:
 
 
 def _has_nonfinite(out: Any) -> bool:
-    return any(isinstance(t, torch.Tensor) and (t.is_floating_point() or t.is_complex())
-               and not bool(torch.isfinite(t).all()) for _, t in output_leaves(out))
+    return any((t.is_floating_point() or t.is_complex()) and not bool(torch.isfinite(t).all())
+               for t in tensor_leaves(out))
+
+
+def identical_outputs(ref: Any, test: Any) -> bool:
+    """Both outputs are floating tensors (or equal-length tuples/lists of them) of one shape and dtype, equal
+    element for element with NaN where NaN: compare_outputs would pass them with closeness 0 and no notes.
+    Anything else (index or integer leaves, other structures, any difference) goes to the full comparison."""
+    if isinstance(ref, torch.Tensor) and isinstance(test, torch.Tensor):
+        return _identical_leaf(ref, test)
+    if type(ref) is not type(test) or type(ref) not in (tuple, list) or len(ref) != len(test) or not ref:
+        return False
+    return all(isinstance(r, torch.Tensor) and isinstance(t, torch.Tensor) and _identical_leaf(r, t)
+               for r, t in zip(ref, test))
+
+
+def _identical_leaf(ref: torch.Tensor, test: torch.Tensor) -> bool:
+    if (ref.layout != torch.strided or test.layout != torch.strided or ref.dtype != test.dtype
+            or not ref.is_floating_point() or ref.shape != test.shape):
+        return False
+    if torch.equal(ref, test):
+        return True
+    both_nan = ref.isnan() & test.isnan()
+    return bool(both_nan.any()) and bool(((ref == test) | both_nan).all())

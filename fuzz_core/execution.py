@@ -11,7 +11,7 @@ import torch
 from fuzz_core.inputs import Sample
 from fuzz_core.modes.base import Mode, NotApplicable, bound_callable
 from fuzz_core.target import Target
-from fuzz_core.tensors import cast_floating, clone_tree
+from fuzz_core.tensors import cast_floating, clone_tree, map_tensors
 
 # A low-precision or other-device kernel that simply does not exist is "not applicable", not a finding.
 _UNSUPPORTED_KERNEL = re.compile(
@@ -80,6 +80,6 @@ def execute_fp64(target: Target, sample: Sample, *, reseed: int | None, mode: Mo
 
 
 def _detach(out: Any) -> Any:
-    from fuzz_core.tensors import map_tensors
-
+    if isinstance(out, torch.Tensor):  # the common case, without the tree walk
+        return out.detach()
     return map_tensors(out, lambda t: t.detach())

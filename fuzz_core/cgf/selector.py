@@ -6,6 +6,13 @@ corpus. This one follows TensorFuzz: recency-biased selection, and an input join
 feature vector is farther than `threshold` from every stored one (ANN novelty), or — when the
 campaign runs executions inside `op_scope()` — when it reached an (ATen op, dtype, layout)
 triple never reached before.
+
+Note [Sampled coverage]
+Measuring an input (features of its outputs, a nearest-neighbour query, an op-level dispatch scope around
+its runs) costs several times the differential check itself on small ops. So the selector measures every
+seed, the first `measure_first` mutants, and then one mutant in `measure_every`; the others are checked
+exactly as before but never join the corpus. The campaign asks `measures(entry)` before running an input
+and enters `op_scope` only for measured ones. Verdicts do not depend on it: every input is still compared.
 """
 
 from __future__ import annotations
@@ -37,11 +44,16 @@ class CoverageSelector:
 
     threshold: float = 0.1
     recent: int = 5
+    measure_first: int = 64  # Note [Sampled coverage]
+    measure_every: int = 16
     indices: dict[int, AnnCoverage] = field(default_factory=dict)
     ops: OpCoverage = field(default_factory=OpCoverage)
     added_for_features: int = 0
     added_for_ops: int = 0
+    mutants_seen: int = 0  # mutants the campaign asked about
+    measured: int = 0  # inputs (seeds and mutants) whose features were measured
     _ops_pending: set[OpKey] = field(default_factory=set)
+    _measuring: bool = True
 
     def select(self, corpus: Sequence[Any], gen: torch.Generator) -> int:
         """Uniform among the newest `recent` entries plus one entry drawn from the whole corpus."""
@@ -49,6 +61,16 @@ class CoverageSelector:
         pool = list(range(max(0, n - self.recent), n))
         pool.append(int(torch.randint(0, n, (1,), generator=gen)))
         return pool[int(torch.randint(0, len(pool), (1,), generator=gen))]
+
+    def measures(self, entry: Any) -> bool:
+        """Whether this input will be measured (Note [Sampled coverage]); the campaign asks before running it."""
+        if not entry.recipe[1]:
+            self._measuring = True
+            return True
+        n = self.mutants_seen
+        self.mutants_seen += 1
+        self._measuring = n < self.measure_first or (n - self.measure_first) % self.measure_every == 0
+        return self._measuring
 
     @contextlib.contextmanager
     def op_scope(self) -> Iterator[OpCoverage]:
@@ -60,8 +82,10 @@ class CoverageSelector:
 
     def observe(self, entry: Any, outcome: str, outputs: Any) -> bool:
         new_ops, self._ops_pending = self._ops_pending, set()
-        if outcome in _UNINFORMATIVE:
+        measuring, self._measuring = self._measuring, True
+        if outcome in _UNINFORMATIVE or not measuring:
             return False
+        self.measured += 1
         source = outputs if outputs is not None else entry.sample.tree()
         features = summary_features(source)
         index = self.indices.setdefault(features.shape[0], AnnCoverage(self.threshold))
@@ -81,5 +105,5 @@ class CoverageSelector:
 
     def stats(self) -> dict:
         return {"feature_additions": self.added_for_features, "op_additions": self.added_for_ops,
-                "op_triples": len(self.ops.seen),
+                "op_triples": len(self.ops.seen), "measured": self.measured, "mutants": self.mutants_seen,
                 "indexed": int(sum(len(i) for i in self.indices.values()))}
