@@ -110,6 +110,35 @@ def save_inputs(sample: Sample, path: str) -> None:
     save_file(encoder.tensors, path, metadata={"format": INPUTS_FORMAT, "tree": json.dumps(tree, allow_nan=False)})
 
 
+def safetensors_metadata(data: bytes) -> dict[str, str]:
+    """The `__metadata__` of a safetensors file held in memory (its 8-byte length, then a JSON header)."""
+    if len(data) < 8:
+        raise ValueError("not a safetensors file: shorter than its header length")
+    length = int.from_bytes(data[:8], "little")
+    if length > len(data) - 8:
+        raise ValueError("not a safetensors file: its header is longer than the file")
+    header = json.loads(data[8:8 + length])
+    metadata = header.get("__metadata__") if isinstance(header, dict) else None
+    return metadata if isinstance(metadata, dict) else {}
+
+
+def load_inputs_file(path: str, root: str | None = None) -> dict[str, Any]:
+    """load_inputs for a file in a worker's folder, read by the parent: a regular file inside `root`
+    (default: its worker's folder), opened without following links and size-capped (fuzz_core/safe_files.py),
+    then decoded from memory; UnsafeFile or ValueError otherwise."""
+    from safetensors.torch import load
+
+    from fuzz_core.safe_files import read_regular
+
+    data = read_regular(path, root)
+    metadata = safetensors_metadata(data)
+    if metadata.get("format") != INPUTS_FORMAT:
+        raise ValueError(f"{path} is not an inputs file of format {INPUTS_FORMAT}")
+    tensors = load(data)
+    tree = json.loads(metadata["tree"])
+    return {part: decode_tree(tree[part], tensors) for part in ("args", "kwargs", "ctor")}
+
+
 # --- Everything below is copied verbatim into repro scripts: plain torch, json and safetensors only.
 
 def decode_tree(node, tensors):

@@ -10,6 +10,7 @@ header, nothing that runs code when read.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -73,27 +74,38 @@ def finding_outputs_evidence(campaign: Campaign, sample: Sample, leaf: str, path
     return {"outputs_skipped": reason} if reason is not None else {"outputs_path": str(path)}
 
 
-def is_outputs_file(path: str) -> bool:
-    """True for a file save_outputs wrote (reads the header only, not the tensors)."""
-    from safetensors import SafetensorError, safe_open
+# The parent reads these files from a worker's folder, which the sandboxed worker could write: they are read
+# as regular files inside that folder, never through a link, and size-capped (fuzz_core/safe_files.py).
 
+def _read(path: str) -> tuple[dict[str, str], bytes]:
+    from fuzz_core.safe_files import read_regular
+    from fuzz_core.saved_inputs import safetensors_metadata
+
+    data = read_regular(path)
+    return safetensors_metadata(data), data
+
+
+def is_outputs_file(path: str) -> bool:
+    """True for a file save_outputs wrote (a regular file in its worker's folder; checks the header only)."""
     try:
-        with safe_open(path, framework="pt", device="cpu") as handle:
-            return (handle.metadata() or {}).get("format") == OUTPUTS_FORMAT and set(handle.keys()) == set(OUTPUT_KEYS)
-    except (OSError, SafetensorError):
+        metadata, data = _read(path)
+        length = int.from_bytes(data[:8], "little")
+        keys = set(json.loads(data[8:8 + length])) - {"__metadata__"}
+    except (OSError, ValueError):
         return False
+    return metadata.get("format") == OUTPUTS_FORMAT and keys == set(OUTPUT_KEYS)
 
 
 def load_outputs(path: str) -> dict[str, torch.Tensor]:
-    """The three tensors of a file written by save_outputs; ValueError for anything else."""
-    from safetensors import SafetensorError, safe_open
+    """The three tensors of a file written by save_outputs; ValueError (UnsafeFile too) for anything else."""
+    from safetensors import SafetensorError
+    from safetensors.torch import load
 
     try:
-        with safe_open(path, framework="pt", device="cpu") as handle:
-            metadata = handle.metadata() or {}
-            keys = set(handle.keys())
-            if metadata.get("format") != OUTPUTS_FORMAT or keys != set(OUTPUT_KEYS):
-                raise ValueError(f"{path} is not a saved-outputs file")
-            return {name: handle.get_tensor(name) for name in OUTPUT_KEYS}
-    except (OSError, SafetensorError) as exc:
+        metadata, data = _read(path)
+        tensors = load(data)
+    except (OSError, SafetensorError, ValueError) as exc:
         raise ValueError(f"{path} cannot be read: {exc}") from None
+    if metadata.get("format") != OUTPUTS_FORMAT or set(tensors) != set(OUTPUT_KEYS):
+        raise ValueError(f"{path} is not a saved-outputs file")
+    return {name: tensors[name] for name in OUTPUT_KEYS}

@@ -7,6 +7,10 @@ another path as ``argv[1]``. An export is read on other machines, so the inputs 
 the directory it is run in. The rewrite happens only when the old path appears exactly once as a
 literal; otherwise the script is left as it is and the report says how to pass the inputs.
 
+The inputs file is copied only as a regular file inside the worker's folder that saved it, opened without
+following links (fuzz_core/safe_files.py): the folder was writable from inside the sandbox, so a link or a
+device planted there is refused with the reason in the report, never followed to a host file.
+
 Only inert repros are exported (Note [Inert repros] in fuzz_core/repro_text.py): a stored script
 that unpickles its inputs or runs harness code (written before repros were inert, or for a
 local harness with its own code) is left out, and the report says so.
@@ -15,13 +19,13 @@ local harness with its own code) is left out, and the report says so.
 from __future__ import annotations
 
 import os
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from agent.text_safety import code_span
+from agent.text_safety import code_span, markdown_inline
 from db.queries.findings import FindingRecord
 from fuzz_core.evidence import Evidence
+from fuzz_core.safe_files import UnsafeFile, copy_regular
 
 # Signs of a repro that is not inert: it unpickles its inputs, or it carries or loads harness code.
 _NOT_INERT = ("weights_only=False", "pickle", "HARNESS_FILE", "# --- harness code")
@@ -66,10 +70,15 @@ def is_inert(repro: str) -> bool:
     return not any(sign in repro for sign in _NOT_INERT)
 
 
-def _copy(source: Path, target: Path) -> None:
-    temporary = target.with_name(f".{target.name}.tmp")
-    shutil.copyfile(source, temporary)
-    os.replace(temporary, target)
+def _copy_inputs(source: str, target: Path) -> tuple[bool, str]:
+    """(copied, why refused): a missing file is (False, ""), a link, device or oversize file is refused."""
+    if not os.path.lexists(source):
+        return False, ""
+    try:
+        copy_regular(source, target)
+    except UnsafeFile as exc:
+        return False, str(exc)
+    return True, ""
 
 
 def bundle_repro(out: Path, finding: FindingRecord) -> BundledRepro | None:
@@ -80,9 +89,11 @@ def bundle_repro(out: Path, finding: FindingRecord) -> BundledRepro | None:
     bundled = BundledRepro(finding_id=finding.id, repro_file=repro_file_name(finding.id), text=text)
     source = Evidence.of(finding.evidence).inputs_path
     if isinstance(source, str) and source:
-        if Path(source).is_file():
+        copied, refused = _copy_inputs(source, out / inputs_file_name(finding.id, Path(source).suffix or ".safetensors"))
+        if refused:
+            bundled.note = f"its saved inputs ({code_span(source)}) were not exported: {markdown_inline(refused)}"
+        elif copied:
             bundled.inputs_file = inputs_file_name(finding.id, Path(source).suffix or ".safetensors")
-            _copy(Path(source), out / bundled.inputs_file)
             literal = repr(source)
             if text.count(literal) == 1:
                 bundled.text = text.replace(literal, repr(bundled.inputs_file))

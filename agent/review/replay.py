@@ -3,7 +3,9 @@
 The finding's harness spec and saved input are handed to fuzz_core/replay_values.py, run by the same
 bubblewrap runner as `export --check-repro` (agent/export/verify.py): no network, read-only system,
 the package, spec and input read-only, an empty environment. Nothing of the finding runs in this
-process; what comes back is one line of JSON, validated here.
+process; what comes back is one line of JSON, validated here. The saved input is first copied into the
+replay's own folder as a regular file from its worker's folder, opened without following links
+(fuzz_core/safe_files.py): a link planted there is refused, never bound into the sandbox.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from agent.cli.json_out import Measure
+from fuzz_core.safe_files import UnsafeFile, copy_regular
 
 PACKAGE_ROOT = Path(__file__).resolve().parents[2]
 REPLAY_SCRIPT = PACKAGE_ROOT / "fuzz_core" / "replay_values.py"
@@ -47,7 +50,12 @@ def replay_finding(spec: dict[str, Any], inputs_path: str, failure_key: str, *, 
     with tempfile.TemporaryDirectory(prefix="transfuzz-replay-") as folder:
         spec_path = Path(folder) / "spec.json"
         spec_path.write_text(json.dumps(spec))
-        args = [str(PACKAGE_ROOT), str(spec_path), str(Path(inputs_path).resolve())] + ([output] if output else [])
+        inputs_copy = Path(folder) / "inputs.safetensors"
+        try:
+            copy_regular(inputs_path, inputs_copy)
+        except UnsafeFile as exc:
+            return Replay(error=f"the saved input was refused: {exc}")
+        args = [str(PACKAGE_ROOT), str(spec_path), str(inputs_copy)] + ([output] if output else [])
         check = run_repro(REPLAY_SCRIPT, finding_id=0, verdict="replay", args=args, timeout_s=timeout_s,
                           sandbox=sandbox)
     line = next((text for text in reversed(check.output_tail.splitlines()) if text.startswith("REPLAY ")), None)
