@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from http import HTTPStatus
 from typing import Annotated, Any, Literal
 from urllib.parse import urlencode
@@ -10,11 +11,15 @@ from fastapi import APIRouter, Depends, Form, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from agent.review.decide import ReviewInputError
+from agent.review.values import finding_values
 from agent.web import service
 from agent.web.app import WebConfig, config_of
+from agent.web.format import verdict_sentence
 from agent.web.highlight import highlight_python, stylesheet
 from agent.web.params import candidate_filter, candidate_filter_query, filter_query, queue_filter
 from agent.web.security import TOKEN_COOKIE, same_origin
+from agent.web.triage import DEFAULT_STATUSES, DEFAULT_VERDICTS, grouped_queue
+from agent.web.worst import value_table
 from db.queries.candidate_queue import QUEUE_CANDIDATE_STATUSES, CandidateFilter, CandidateNotFound
 from db.queries.findings import FindingNotFound
 from db.queries.queue import SORTS, QueueFilter, QueueInputError
@@ -85,18 +90,23 @@ def login_form(request: Request, token: Annotated[str, Form()] = "") -> Response
     return _sign_in(request, token or None)
 
 
-@router.get("/queue")
+@router.get("/queue", response_model=None)
 def queue(
     request: Request,
     flt: Annotated[QueueFilter, Depends(queue_filter)],
     sort: str = "newest",
     cursor: str | None = None,
-) -> HTMLResponse:
+) -> Response:
+    if not request.url.query:  # what needs a decision, with the filter in the URL (Note [Queue groups])
+        pairs = [("status", s) for s in DEFAULT_STATUSES] + [("verdict", v) for v in DEFAULT_VERDICTS]
+        return RedirectResponse(f"/queue?{urlencode(pairs)}", status_code=303)
     try:
-        page = service.load_queue(config_of(request).store, flt, sort=sort, cursor=cursor or None, limit=PAGE_SIZE)
+        with config_of(request).store.session() as session:
+            page = grouped_queue(session, flt, sort=sort, cursor=cursor or None)
     except QueueInputError as exc:
         raise HTTPException(status_code=400, detail=str(exc)) from None
     pairs = filter_query(flt)
+    run_pairs = [("run", str(flt.run_id))] if flt.run_id is not None else []
     return _render(
         request,
         "queue.html",
@@ -110,6 +120,9 @@ def queue(
         next_qs=urlencode([*pairs, ("sort", sort), ("cursor", page.next_cursor)]) if page.next_cursor else None,
         first_page=not cursor,
         status_qs={s: urlencode([p for p in pairs if p[0] != "status"] + [("status", s), ("sort", sort)]) for s in REVIEW_STATUSES},
+        cell_qs={(v, s): urlencode([("verdict", v), ("status", s), *run_pairs]) for v in VERDICTS for s in REVIEW_STATUSES},
+        is_default=sorted(flt.review_statuses) == sorted(DEFAULT_STATUSES) and sorted(flt.verdicts) == sorted(DEFAULT_VERDICTS),
+        everything_qs=urlencode([("status", ""), *run_pairs]),
     )
 
 
@@ -176,15 +189,26 @@ def _finding(request: Request, finding_id: int, flt: QueueFilter, *, decided: st
     newer, older = service.finding_neighbours(store, flt, finding_id)
     filter_qs = urlencode(filter_query(flt))
     evidence = Evidence.of(data.finding.evidence)
+    f = data.finding
+    table = value_table(evidence, f.reference_mode, f.test_mode)
+    total = table.total if table is not None else None
+    if total is None and evidence.output_shape:
+        total = math.prod(evidence.output_shape)
+    short = evidence.minimised.short_repro if evidence.minimised is not None else None
     return _render(
         request,
         "finding.html",
         status_code=status_code,
         data=data,
-        f=data.finding,
+        f=f,
         ev=evidence,  # the template reads typed evidence only
         figures=evidence_figures(evidence),
-        repro_html=highlight_python(data.finding.repro) if data.finding.repro.strip() else None,
+        values=finding_values(evidence),
+        table=table,
+        sentence=verdict_sentence(f.verdict, f.target_api, table, evidence.mismatch_count, total, f.reason),
+        short_repro=short if short and short.strip() else None,
+        short_skipped=(evidence.minimised.short_repro_skipped or evidence.minimised.skipped) if evidence.minimised else None,
+        repro_html=highlight_python(f.repro) if f.repro.strip() else None,
         filter_qs=filter_qs,
         newer=newer,
         older=older,

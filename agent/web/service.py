@@ -121,9 +121,19 @@ def load_campaigns(store: Store) -> CampaignsResponse:
 def timeline_plot(store: Store, run_id: int) -> bytes:
     from agent.web.plots import verdict_timeline_svg
 
+    from datetime import UTC
+
+    from db.models import Run
+
+    def _as_aware(value):  # type: ignore[no-untyped-def]  # SQLite returns naive UTC timestamps
+        return value.replace(tzinfo=UTC) if value is not None and value.tzinfo is None else value
+
     with store.session() as session:
         points = verdict_timeline(session, run_id)
-    return verdict_timeline_svg([(p.at, p.verdict) for p in points])
+        run = session.get(Run, run_id)
+        start = _as_aware(run.started_at) if run is not None else None
+        end = _as_aware(run.ended_at) if run is not None else None
+    return verdict_timeline_svg([(p.at, p.verdict) for p in points], start=start, end=end)
 
 
 def export_selection(store: Store, ids: list[int], fmt: Literal["markdown", "json"]) -> bytes:

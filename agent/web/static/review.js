@@ -14,9 +14,37 @@
     if (link) window.location.assign(link.href);
   }
 
-  // --- queue: j/k move the current row, Enter/o open it, x selects it, / goes to the filters.
+  // --- queue: j/k move across groups (folded rows are skipped until unfolded), Enter/o open, f folds/unfolds,
+  // x selects, / goes to the filters.
+  function visibleRows() {
+    return Array.from(document.querySelectorAll("#queue tr[data-href]")).filter((row) => !row.hidden);
+  }
+
+  function toggleGroup(label, open) {
+    const button = document.querySelector(`button[data-toggle="${CSS.escape(label)}"]`);
+    const body = document.querySelector(`tbody[data-group="${CSS.escape(label)}"]`);
+    if (!button || !body) return;
+    const show = open === undefined ? button.getAttribute("aria-expanded") !== "true" : open;
+    button.setAttribute("aria-expanded", String(show));
+    body.querySelectorAll("tr.folded").forEach((row) => {
+      row.hidden = !show;
+      if (!show) row.classList.remove("current");
+    });
+  }
+
+  document.querySelectorAll("button[data-toggle]").forEach((button) => {
+    button.addEventListener("click", () => toggleGroup(button.dataset.toggle));
+  });
+  // Selecting a group's lead selects the findings folded under it (they share one root cause).
+  document.querySelectorAll("input[data-group-select]").forEach((box) => {
+    box.addEventListener("change", () => {
+      const body = box.closest("tbody");
+      if (body) body.querySelectorAll("tr.folded input[type=checkbox]").forEach((other) => { other.checked = box.checked; });
+    });
+  });
+
   function queueKeys(event) {
-    const rows = Array.from(document.querySelectorAll("#queue tr[data-href]"));
+    const rows = visibleRows();
     if (!rows.length && event.key !== "/") return false;
     let index = rows.findIndex((row) => row.classList.contains("current"));
     const move = (to) => {
@@ -31,13 +59,20 @@
       case "Enter": case "o":
         if (index >= 0) window.location.assign(rows[index].dataset.href);
         return index >= 0;
+      case "f": {
+        const body = index >= 0 ? rows[index].closest("tbody[data-group]") : null;
+        if (body) toggleGroup(body.dataset.group);
+        return Boolean(body);
+      }
       case "x":
         if (index >= 0) {
           const box = rows[index].querySelector("input[type=checkbox]");
-          if (box) box.checked = !box.checked;
+          if (box) { box.checked = !box.checked; box.dispatchEvent(new Event("change")); }
         }
         return index >= 0;
       case "/": {
+        const box = document.querySelector("details.filter-box");
+        if (box) box.open = true;
         const first = document.querySelector("#filters input, #filters select");
         if (first) first.focus();
         return true;
