@@ -15,25 +15,26 @@ ATTACKS = {
     "torch.sys.exit": "re-exported module sys",
     "os.system": "not in torch's public namespace",
     "builtins.eval": "not in torch's public namespace",
-    "torch.hub.load": "denied: loads or runs code",
-    "torch.load": "denied: loads or runs code",
+    "torch.hub.load": "denied: loads, compiles or parses code",
+    "torch.load": "denied: loads, compiles or parses code",
     "torch.save": "denied: reads or writes files",
     "torch.utils.cpp_extension.load_inline": "denied: torch.utils tooling",
-    "torch.ops.load_library": "denied: loads or runs code",
-    "torch.classes.load_library": "denied: loads or runs code",
+    "torch.ops.load_library": "denied: loads, compiles or parses code",
+    "torch.classes.load_library": "denied: loads, compiles or parses code",
     "torch.Tensor.__reduce_ex__": "private or dunder segment",
     "torch.nn.functional.relu.__globals__": "private or dunder segment",
     "torch._C._jit_pass_inline": "private or dunder segment",
-    "torch.jit.load": "denied: loads or runs code",
-    "torch.serialization.load": "denied: loads or runs code",
-    "torch.package.PackageImporter": "denied: loads or runs code",
-    "torch.library.Library": "denied: loads or runs code",
+    "torch.jit.load": "denied: loads, compiles or parses code",
+    "torch.serialization.load": "denied: loads, compiles or parses code",
+    "torch.package.PackageImporter": "denied: loads, compiles or parses code",
+    "torch.library.Library": "denied: loads, compiles or parses code",
     "torch.utils.data.DataLoader": "denied: torch.utils tooling",
     "torch.distributed.init_process_group": "denied: starts processes",
+    "torch.utils.checkpoint.checkpoint": "denied: torch.utils tooling",
     "torch.profiler.profile": "denied: reads or writes files",
     "torch.backends.cudnn.benchmark": "denied: changes process-wide settings",
     "torch.UntypedStorage.from_file": "denied: reads or writes files",
-    "torch.compile": "denied: loads or runs code",
+    "torch.compile": "denied: loads, compiles or parses code",
     "torch.nn.functional.torch.add": "re-exported module torch",
     "torch.nn.functional.Callable": "re-exported object from collections.abc",
     "torch.nn": "not a callable op or module",
@@ -43,8 +44,7 @@ ATTACKS = {
 }
 
 LEGITIMATE = ["torch.add", "torch.nn.functional.relu6", "torch.Tensor.add_", "torch.nn.Conv2d", "torch.linalg.svd",
-              "torch.fft.rfft", "torch.special.erf", "torch.nn.functional.conv2d", "torch.cumsum",
-              "torch.utils.checkpoint.checkpoint"]
+              "torch.fft.rfft", "torch.special.erf", "torch.nn.functional.conv2d", "torch.cumsum"]
 
 
 @pytest.mark.parametrize("api", sorted(ATTACKS))

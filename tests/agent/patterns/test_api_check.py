@@ -11,11 +11,15 @@ ATTACKS = {
     "torch.os.system": "re-exported module os",
     "os.system": "os is not torch",
     "builtins.eval": "builtins is not torch",
-    "torch.hub.load": "denied: loads or runs code",
-    "torch.load": "denied: loads or runs code",
+    "torch.hub.load": "denied: loads, compiles or parses code",
+    "torch.load": "denied: loads, compiles or parses code",
     "torch.utils.cpp_extension.load_inline": "denied: torch.utils tooling",
     "torch.Tensor.__reduce_ex__": "private or dunder segment",
-    "torch.ops.load_library": "denied: loads or runs code",
+    "torch.ops.load_library": "denied: loads, compiles or parses code",
+    # issue 22: names the deny-list let through (a file writer, a global hook, a global switch)
+    "torch.PyTorchFileWriter": "denied: reads or writes files",
+    "torch.nn.modules.module.register_module_forward_hook": "denied: registers hooks",
+    "torch.autograd.set_detect_anomaly": "denied: changes process-wide settings",
 }
 
 
@@ -48,5 +52,6 @@ def test_stored_formal_text_naming_a_rejected_api_does_not_parse() -> None:
 
 
 def test_public_apis_still_make_patterns() -> None:
-    for api in ("torch.nn.functional.relu6", "torch.Tensor.add_", "torch.nn.Conv2d", "torch.linalg.svd"):
+    for api in ("torch.nn.functional.relu6", "torch.Tensor.add_", "torch.nn.Conv2d", "torch.linalg.svd", "torch.sin",
+                "torch.nn.functional.gelu", "torch.Tensor.add", "torch.nn.ReLU6"):
         assert _pattern(api).api == api
