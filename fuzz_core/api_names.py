@@ -287,7 +287,7 @@ def _why_not(api: str) -> tuple[str, bool]:
         if isinstance(origin, str) and not (origin == "torch" or origin.startswith("torch.")):
             return f"re-exported object from {origin}", False
     if isinstance(obj, types.ModuleType) or not callable(obj) and not isinstance(obj, (staticmethod, classmethod)):
-        return f"{NOT_CALLABLE}: {api} is a {type(obj).__name__}", False
+        return f"{NOT_CALLABLE}: {api} is a {type(obj).__name__}", not isinstance(obj, types.ModuleType)
     return f"{NOT_ALLOWED}: {api} is not a pure tensor computation torch lists (Note [API allow-list])", False
 
 
