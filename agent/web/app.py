@@ -44,12 +44,13 @@ def _templates() -> Jinja2Templates:
 
 def create_app(config: WebConfig) -> FastAPI:
     from agent.web import api, pages
+    from agent.web.docs import add_docs
 
     app = FastAPI(
         title="TransFuzz review",
         description="Review transferred silent-bug findings: queue, finding, decisions, campaigns, export.",
         version="1",
-        docs_url="/api/docs",
+        docs_url=None,  # served by agent/web/docs.py from local files (Note [Offline API docs])
         redoc_url=None,
         openapi_url="/api/openapi.json",
     )
@@ -60,7 +61,7 @@ def create_app(config: WebConfig) -> FastAPI:
     @app.middleware("http")
     async def security_headers(request: Request, call_next):  # type: ignore[no-untyped-def]
         response = await call_next(request)
-        if not request.url.path.startswith("/api/docs"):  # Swagger UI loads its own scripts
+        if "Content-Security-Policy" not in response.headers:  # /api/docs sets its own (agent/web/docs.py)
             response.headers["Content-Security-Policy"] = CONTENT_SECURITY_POLICY
         response.headers["X-Content-Type-Options"] = "nosniff"
         response.headers["X-Frame-Options"] = "DENY"
@@ -71,6 +72,7 @@ def create_app(config: WebConfig) -> FastAPI:
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
     app.include_router(api.router)
     app.include_router(pages.router)
+    add_docs(app)
 
     @app.exception_handler(ValueError)
     async def value_error(request: Request, exc: ValueError):  # type: ignore[no-untyped-def]
