@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import errno
 import os
+import socket
 from typing import Annotated
 
 import typer
@@ -31,7 +33,9 @@ def serve(
         auth = ReviewAuth(env_token or new_token())
     except ValueError as exc:
         fail(str(exc), code=EXIT_USAGE)
-    store = cli.store()
+    # A read command: a mistyped SQLite path is refused, not created empty (like review, stats, export).
+    store = cli.store(must_exist=True)
+    listener = bind_listener(host, port)
     name = (reviewer or "").strip() or default_reviewer()
     app = create_app(WebConfig(store=store, auth=auth, bind_host=host, reviewer=name))
     if not is_loopback(host):
@@ -61,4 +65,37 @@ def serve(
             cli.err.print(f"sign in to decide: {where}/login?token={auth.token}", highlight=False)
 
     server.startup = startup  # type: ignore[method-assign]
-    server.run()
+    server.run(sockets=[listener])
+
+
+def bind_listener(host: str, port: int) -> socket.socket:
+    """The server's socket, bound here so that a busy port is one clear line and exit 2 (no uvicorn traceback)."""
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM,
+                                                             flags=socket.AI_PASSIVE)[0]
+    except socket.gaierror as exc:
+        fail(f"cannot bind --host {host}: {exc.strerror or exc}; give an address of this machine, e.g. --host 127.0.0.1",
+             code=EXIT_USAGE)
+    sock = socket.socket(family, kind, proto)
+    # As uvicorn does: a port left in TIME_WAIT by a previous run can be bound again; one that a
+    # program listens on cannot (Linux refuses it with EADDRINUSE all the same).
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind(address)
+    except OSError as exc:
+        sock.close()
+        fail(_bind_problem(host, port, exc), code=EXIT_USAGE)
+    sock.set_inheritable(True)
+    return sock
+
+
+def _bind_problem(host: str, port: int, exc: OSError) -> str:
+    if exc.errno == errno.EADDRINUSE:
+        other = DEFAULT_PORT if port != DEFAULT_PORT else DEFAULT_PORT + 1
+        return (f"port {port} on {host} is busy: another program is listening there. Pick another port with --port, "
+                f"e.g. `transfuzz serve --port {other}`, or --port 0 for any free port")
+    if exc.errno in (errno.EACCES, errno.EPERM):
+        return f"port {port} on {host} needs privileges this user lacks; pick a port above 1023 with --port"
+    if exc.errno == errno.EADDRNOTAVAIL:
+        return f"cannot bind --host {host}: it is not an address of this machine; e.g. --host 127.0.0.1"
+    return f"cannot listen on {host}:{port}: {os.strerror(exc.errno) if exc.errno else exc}; pick another --port or --host"

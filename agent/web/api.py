@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 
 from fastapi import APIRouter, Depends, Header, HTTPException, Query, Request, Response
 
-from agent.review.decide import ReviewInputError
+from agent.review.decide import RepeatedDecision, ReviewInputError
 from agent.review.views import ReviewView
 from agent.web import service
 from agent.web.app import config_of
@@ -75,20 +75,24 @@ def show_candidate(request: Request, candidate_id: int) -> CandidateDetail:
         raise HTTPException(status_code=404, detail=str(exc)) from None
 
 
-@router.post("/findings/{finding_id}/decision", response_model=ReviewView, status_code=201)
+@router.post("/findings/{finding_id}/decision", response_model=ReviewView, status_code=201,
+             responses={409: {"description": "The decision repeats the finding's last one; nothing was stored."}})
 def decide_finding(
     request: Request,
     finding_id: int,
     body: DecisionRequest,
     authorization: Annotated[str | None, Header()] = None,
 ) -> ReviewView:
-    """Accept or reject a finding; needs `Authorization: Bearer <review token>`. A rejection needs a note."""
+    """Accept or reject a finding; needs `Authorization: Bearer <review token>`. A rejection needs a note.
+    Repeating the finding's last decision stores nothing and answers 409 saying who decided so and when."""
     config = config_of(request)
     if not config.auth.bearer_ok(authorization):
         raise HTTPException(status_code=401, detail="a decision needs the review token as 'Authorization: Bearer …'",
                             headers={"WWW-Authenticate": "Bearer"})
     try:
         return service.record_decision(config.store, finding_id, body.decision, body.note, body.reviewer or config.reviewer)
+    except RepeatedDecision as exc:  # the finding already has this decision: nothing stored
+        raise HTTPException(status_code=409, detail=str(exc)) from None
     except ReviewInputError as exc:
         raise HTTPException(status_code=400, detail=str(exc)) from None
     except FindingNotFound as exc:

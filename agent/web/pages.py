@@ -10,7 +10,7 @@ from urllib.parse import urlencode
 from fastapi import APIRouter, Depends, Form, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
-from agent.review.decide import ReviewInputError
+from agent.review.decide import RepeatedDecision, ReviewInputError
 from agent.review.values import finding_values
 from agent.web import service
 from agent.web.app import WebConfig, config_of
@@ -232,6 +232,8 @@ def decide_form(
     flt = queue_filter_from_qs(back)
     try:
         service.record_decision(config.store, finding_id, decision, note, reviewer.strip() or config.reviewer)
+    except RepeatedDecision as exc:  # said where the eye is, nothing stored
+        return _finding(request, finding_id, flt, error=str(exc), note=note, status_code=409)
     except ReviewInputError as exc:
         return _finding(request, finding_id, flt, error=str(exc), note=note, status_code=400)
     except FindingNotFound as exc:

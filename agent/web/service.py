@@ -79,10 +79,11 @@ def error_plot(store: Store, finding_id: int) -> bytes | None:
 
 
 def record_decision(store: Store, finding_id: int, decision: str, note: str, reviewer: str | None) -> ReviewView:
-    """ReviewInputError for a decision the rules refuse, FindingNotFound for an unknown id."""
+    """ReviewInputError for a decision the rules refuse (RepeatedDecision when it repeats the last one),
+    FindingNotFound for an unknown id."""
     checked = make_decision(finding_id, decision, reviewer, note)
-    with store.session() as session:
-        stored = decide(session, checked)
+    with store.session() as session:  # a repeat of the last decision is refused (RepeatedDecision), not stored again
+        stored = decide(session, checked, allow_repeat=False)
     return ReviewView.of(stored)
 
 
