@@ -66,6 +66,11 @@ class Limits:
     file_size_mb: int | None = 4096  # RLIMIT_FSIZE: saved inputs of large tensors stay below
     open_files: int | None = 4096  # RLIMIT_NOFILE
     processes: int | None = 4096  # RLIMIT_NPROC: per real uid (threads count); for root a pids cgroup instead
+    # Sizes of the sandbox's tmpfs mounts (bwrap_command): tmpfs pages are not address space, so RLIMIT_AS does
+    # not bound them; these caps do. A write past one fails with ENOSPC.
+    tmp_mb: int = 1024  # /tmp, the worker's TMPDIR
+    home_mb: int = 256  # the worker's HOME (SANDBOX_HOME)
+    shm_mb: int = 64  # /dev/shm
 
     def apply(self) -> None:
         """Set the limits on the calling process (a preexec_fn: they pass through exec to the sandbox)."""

@@ -65,9 +65,12 @@ class _Worker:
 
     def start(self) -> None:
         sandboxed = self.pool.bwrap is not None
-        temp = Path("/tmp") if sandboxed else self.home / "tmp"  # inside: capped tmpfs, gone with the worker
+        # TMPDIR: inside the sandbox its own /tmp, a tmpfs capped at limits.tmp_mb that vanishes with the worker;
+        # without the sandbox a folder in the worker's own folder.
+        temp = Path("/tmp") if sandboxed else self.home / "tmp"
         self.home.mkdir(parents=True, exist_ok=True)
-        temp.mkdir(parents=True, exist_ok=True)
+        if not sandboxed:
+            temp.mkdir(parents=True, exist_ok=True)
         env = worker_environment(os.environ, temp_dir=temp, home=Path(SANDBOX_HOME) if sandboxed else self.home,
                                  package_root=PACKAGE_ROOT, threads=self.pool.threads,
                                  inductor_cache=self.pool.inductor_cache)
@@ -81,7 +84,9 @@ class _Worker:
             libraries = [Path(p) for p in env.get("LD_LIBRARY_PATH", "").split(os.pathsep) if p]
             command = bwrap_command(command, writable=[self.home, self.pool.inductor_cache],
                                     readonly=python_paths(PACKAGE_ROOT / "fuzz_core") + libraries, env=env,
-                                    cwd=self.home, bwrap=self.pool.bwrap, home=SANDBOX_HOME, devices=self.pool.gpu)
+                                    cwd=self.home, bwrap=self.pool.bwrap, home=SANDBOX_HOME, devices=self.pool.gpu,
+                                    tmp_size_mb=self.pool.limits.tmp_mb, home_size_mb=self.pool.limits.home_mb,
+                                    shm_size_mb=self.pool.limits.shm_mb)
             env = {}
         log = open(self.log_path, "ab")
         try:

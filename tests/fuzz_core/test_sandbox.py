@@ -104,8 +104,10 @@ def _seed(folder):
 
 _report("cache", {"other_visible": os.path.exists("@OTHER@"), "other_campaign": _try(lambda: _seed("@OTHER@")),
                   "system_tmp": _try(lambda: _seed("@SYSTMP@")),
+                  "own_cache_before": sorted(os.listdir(os.environ["TORCHINDUCTOR_CACHE_DIR"])),
                   "own_cache": _try(lambda: _seed(os.environ["TORCHINDUCTOR_CACHE_DIR"])),
-                  "own_cache_dir": os.environ["TORCHINDUCTOR_CACHE_DIR"]})
+                  "own_cache_dir": os.environ["TORCHINDUCTOR_CACHE_DIR"],
+                  "own_cache_mode": os.stat(os.environ["TORCHINDUCTOR_CACHE_DIR"]).st_mode & 0o777})
 '''
 
 SETSID_CHILD = REPORT + '''
@@ -275,9 +277,12 @@ def test_the_compile_cache_of_another_campaign_and_the_system_temp_dir_cannot_be
     assert outcome["other_visible"] is False
     # Inside, /tmp is a private tmpfs: the writes may "succeed" there, but nothing reaches the host's folders.
     assert not any(attacks.other_cache.iterdir()) and not attacks.system_cache.exists()
+    # Its own cache: writable, private to its pool (0700, inside the pool's folder), and deleted when the pool
+    # closed, so what it planted there is never read again (a later pool's cache: the tests below).
     own = Path(outcome["own_cache_dir"])
     assert outcome["own_cache"] == "done" and attacks.root in own.parents
-    assert own.stat().st_mode & 0o777 == 0o700
+    assert outcome["own_cache_mode"] == 0o700
+    assert not own.exists()
 
 
 def test_without_the_sandbox_the_same_probe_sees_the_secrets(tmp_path: Path) -> None:
@@ -337,7 +342,34 @@ def test_torch_compile_with_inductor_and_gcc_works_inside_the_sandbox(tmp_path: 
     with WorkerPool(1, task_timeout_s=300, preload_opinfo=False, workdir=tmp_path) as pool:
         result = pool.submit(HarnessSpec(**_spec(REPORT, test_mode="compile:inductor")), max_executions=2).result()
         compiled = [p for p in pool.inductor_cache.rglob("*") if p.suffix in (".so", ".cpp")]
+        assert pool.inductor_cache.stat().st_mode & 0o777 == 0o700 and tmp_path in pool.inductor_cache.parents
     assert result.verdict == "passed", result.reason
     assert compiled  # gcc ran inside the sandbox and wrote into the pool's private cache
     assert not pool.inductor_cache.exists()  # ... which is gone once the pool closes
-    assert pool.inductor_cache.stat().st_mode & 0o777 == 0o700
+
+
+CACHE_PROBE = REPORT + '''
+_cache = os.environ["TORCHINDUCTOR_CACHE_DIR"]
+_before = sorted(os.listdir(_cache))
+os.makedirs(os.path.join(_cache, "fxgraph"), exist_ok=True)
+with open(os.path.join(_cache, "fxgraph", "pwned_kernel.py"), "w") as f:
+    f.write("raise SystemExit('poisoned')")
+_report("cache_@RUN@", {"dir": _cache, "before": _before})
+'''
+
+
+def test_a_later_pool_in_the_same_folder_gets_a_fresh_empty_compile_cache(tmp_path: Path) -> None:
+    # The CLI gives every campaign the same artifacts folder; what one campaign's worker plants in its compile
+    # cache must not be there for the next one.
+    seen = {}
+    for run in ("first", "second"):
+        with WorkerPool(1, task_timeout_s=120, preload_opinfo=False, workdir=tmp_path) as pool:
+            result = pool.submit(HarnessSpec(**_spec(_fill(CACHE_PROBE, RUN=run))), max_executions=2).result()
+            assert result.verdict == "passed", result.reason
+        [report] = tmp_path.glob(f"tf_worker*/home/probe_cache_{run}.json")
+        seen[run] = json.loads(report.read_text())
+        assert not Path(seen[run]["dir"]).exists()  # deleted with its pool
+    assert seen["first"]["before"] == [] and seen["second"]["before"] == []
+    assert seen["first"]["dir"] != seen["second"]["dir"]
+    assert not list(tmp_path.rglob("pwned_kernel.py"))
+

@@ -44,8 +44,19 @@ def make_inputs(seed):
                                                   "MY_SERVICE_PASSWORD", "AWS_SECRET_ACCESS_KEY"))
     if leaked:
         raise RuntimeError(f"secrets visible in the worker: {leaked}")
-    if "tf_worker" not in os.environ.get("TMPDIR", ""):
-        raise RuntimeError("worker has no private TMPDIR")
+    import tempfile
+    temp = os.environ.get("TMPDIR", "")
+    if not temp or tempfile.gettempdir() != temp or not os.path.isdir(temp):
+        raise RuntimeError(f"worker has no TMPDIR: {temp!r}")
+    # Private and size-capped: inside the sandbox its own tmpfs (Limits.tmp_mb, 1 GiB by default), not the
+    # host's /tmp nor the worker's folder on disk.
+    fs = os.statvfs(temp)
+    if fs.f_blocks * fs.f_frsize > 1024 * 1024 * 1024:
+        raise RuntimeError(f"TMPDIR {temp} is not capped: {fs.f_blocks * fs.f_frsize} bytes")
+    if os.stat(temp).st_dev in (os.stat(os.getcwd()).st_dev, os.stat(os.environ["HOME"]).st_dev):
+        raise RuntimeError(f"TMPDIR {temp} shares a filesystem with the worker's folder or HOME")
+    with tempfile.NamedTemporaryFile(dir=temp) as f:
+        f.write(b"x")
     return (torch.ones(3),), {}
 
 def target(x):
