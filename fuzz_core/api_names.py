@@ -44,6 +44,7 @@ PROCESSES = "denied: starts processes, forks or opens connections"
 SETTINGS = "denied: changes process-wide settings"
 HOOKS = "denied: registers hooks"
 STORAGE = "denied: reaches a tensor's storage or shared memory"
+FOREIGN_MEMORY = "denied: wraps memory torch does not own (a numpy array, a buffer, a DLPack capsule)"
 CALLBACKS = "denied: calls a function it is given"
 DEVICE_RUNTIME = "denied: device runtime control, not an op"
 NOT_OP = "denied: torch's dispatch plumbing, not an op"
@@ -117,7 +118,8 @@ UTILS_REASON = "denied: torch.utils tooling (compiles code, starts processes or 
 # Leaf names denied wherever they appear (Storage.from_file, Tensor.register_hook ...).
 EXCLUDED_LEAVES: dict[str, str] = {
     "from_file": FILES, "load": LOADS_OR_RUNS_CODE, "save": FILES, "load_library": LOADS_OR_RUNS_CODE,
-    "load_inline": LOADS_OR_RUNS_CODE, "frombuffer": FILES, "from_numpy": FILES, "from_dlpack": FILES,
+    "load_inline": LOADS_OR_RUNS_CODE, "frombuffer": FOREIGN_MEMORY, "from_numpy": FOREIGN_MEMORY,
+    "from_dlpack": FOREIGN_MEMORY,
     "share_memory_": STORAGE, "storage": STORAGE, "untyped_storage": STORAGE, "storage_type": STORAGE,
     "is_shared": STORAGE, "set_": STORAGE, "module_load": STORAGE, "record_stream": DEVICE_RUNTIME,
     "apply_": CALLBACKS, "map_": CALLBACKS, "map2_": CALLBACKS, "as_sparse_gradcheck": CALLBACKS,

@@ -13,7 +13,6 @@ import copy
 from dataclasses import dataclass
 from typing import Any, Callable
 
-import numpy as np
 import torch
 
 
@@ -76,20 +75,6 @@ class Seq:
 
 
 @dataclass(frozen=True)
-class NumpyArray:
-    """A float64 numpy array (torch.from_numpy)."""
-
-    shape: tuple[int, ...]
-
-
-@dataclass(frozen=True)
-class FloatBytes:
-    """A writable buffer holding `count` float32 values (torch.frombuffer)."""
-
-    count: int
-
-
-@dataclass(frozen=True)
 class Derived:
     """Part `part` of what the named derivation returns for a seeded input of `shape` (shared within a call)."""
 
@@ -146,11 +131,6 @@ class RecipeBuilder:
             return torch.nested.nested_tensor([self.floats(s) for s in recipe.shapes], layout=torch.jagged)
         if isinstance(recipe, Seq):
             return [self.build(item) for item in recipe.items]
-        if isinstance(recipe, NumpyArray):
-            return np.random.default_rng(self.seed).standard_normal(recipe.shape)
-        if isinstance(recipe, FloatBytes):
-            return bytearray(np.random.default_rng(self.seed).standard_normal(recipe.count).astype(np.float32)
-                             .tobytes())
         if isinstance(recipe, Derived):
             key = (recipe.derivation, recipe.shape)
             if key not in self.derived:

@@ -39,7 +39,7 @@ ROUND_TWO_ATTACKS = {
     "torch.Tensor.untyped_storage": "storage",
     "torch.Tensor.share_memory_": "storage",
     "torch.Tensor.apply_": "calls a function",
-    "torch.from_numpy": "reads or writes files",
+    "torch.from_numpy": "memory torch does not own",
     "torch.nn.functional.handle_torch_function": "not an op",
 }
 ORDINARY = ["torch.sin", "torch.nn.functional.gelu", "torch.linalg.svd", "torch.Tensor.add", "torch.nn.ReLU6",

@@ -28,7 +28,7 @@ def test_json_run_prints_one_object_with_the_contract_keys(tmp_path) -> None:
 @pytest.mark.parametrize("args,expected", [
     (["torch.nn.functional.relu7", "--pattern", "JIT_Eager_Mismatch"], "torch.nn.functional.relu6"),
     (["torch.os.system", "--pattern", "JIT_Eager_Mismatch"], "rejected: re-exported module os"),
-    (["torch.hub.load", "--pattern", "JIT_Eager_Mismatch"], "denied: loads or runs code"),
+    (["torch.hub.load", "--pattern", "JIT_Eager_Mismatch"], "denied: loads, compiles or parses code"),
     (["torch.add", "--pattern", "Compile_Eagr_Mismatch"], "Compile_Eager_Mismatch"),
     (["torch.add", "--pattern", "JIT_Eager_Mismatch", "--budget", "soon"], "2000x"),
     (["torch.add", "--pattern", "Precision_Mismatch", "--dtype", "int8"], "float16"),

@@ -220,7 +220,7 @@ def test_list_shows_the_root_cause_group_within_80_columns(store: Store, populat
     assert f"g{first}" in rows[str(first)] and f"g{first}" in rows[str(again)]
     assert f"g{populated['direct']}" in rows[str(populated["direct"])]
     legend = " ".join(table.stdout[table.stdout.index("root causes shared"):].split())
-    assert f"g{first}: confirmed value mismatch, eager vs compile:inductor" in legend
+    assert f"g{first}: value mismatch, eager vs compile:inductor; op family relu" in legend
     assert f"findings {first}, {again} (torch.relu)" in legend and f"g{populated['direct']}:" not in legend
     # Labels come from every finding, so a filtered listing names the same groups.
     confirmed = json.loads(_invoke(store, "--json", "review", "list", "--verdict", "confirmed").stdout)["findings"]

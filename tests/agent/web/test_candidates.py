@@ -75,7 +75,7 @@ def test_candidate_queue_page_links_each_row(client: httpx.Client, rows: ReviewR
     page = client.get("/candidates", params={"status": "vetoed"}).text
     assert f'href="/candidates/{rows.candidates["vetoed"]}"' in page and 'id="count-proposed">1<' in page
     assert "embeddings" in page and HOSTILE_TITLE not in page
-    assert 'href="/candidates"' in client.get("/queue").text
+    assert 'href="/candidates"' in client.get("/queue", follow_redirects=True).text
 
 
 def test_rationale_parts_read_what_the_ranker_writes() -> None:
