@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agent.extract.codeblocks import code_blocks, unfenced_code
-from agent.extract.modes import ModePair, mode_pair
+from agent.extract.modes import ModePair, mode_pair, symptom_kind
 from agent.extract.public_ops import public_op
 from agent.extract.scan import CodeFacts, commented_modes, scan_tree
 from agent.extract.select import choose_api
@@ -165,13 +165,14 @@ def analyze_issue(title: str, body: str, labels: list[str], comments: list[str] 
     else:
         try:
             trigger = _trigger(facts, modes, api)
+            kind = symptom_kind(modes.kind, title)  # Note [A non-finite result names the kind]
             pattern = BugPattern(
-                kind=modes.kind,
+                kind=kind,
                 api=api,
                 reference_mode=Mode(name=modes.reference),
                 test_mode=Mode(name=modes.test, options=modes.test_options),
                 trigger=trigger,
-                oracle=_oracle(facts, title, modes.kind),
+                oracle=_oracle(facts, title, kind),
                 repro=python_blocks[0].text[:MAX_REPRO_CHARS] if python_blocks else "",
                 confidence=round(result.confidence, 3),
             )

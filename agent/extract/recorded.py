@@ -36,6 +36,7 @@ from typing import Any, Iterable
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from agent.extract.modes import NONFINITE_SYMPTOM_KINDS
 from agent.extract.recording import Call, Recording, TensorMeta
 from agent.patterns import KNOWN_MODES, BugPattern, Mode, Oracle, OracleKind, PatternKind, Trigger
 
@@ -889,6 +890,11 @@ def enrich(pattern: BugPattern | None, error: str | None, facts: RecordedFacts, 
     if use_recorded_modes:
         kind, reference, test = facts.kind, Mode(name=facts.reference_mode or "eager"), \
             Mode(name=facts.test_mode or "eager", options=facts.test_options)
+        if pattern is not None and pattern.kind == PatternKind.NaN_Inf and pattern.test_mode.name != "eager" \
+                and kind in NONFINITE_SYMPTOM_KINDS:
+            # the text found the pair too and named its non-finite symptom (Note [A non-finite result names
+            # the kind]); a NaN_Inf with no pair (NaN inputs, no mode) takes the recorded kind
+            kind = PatternKind.NaN_Inf
     elif pattern is not None:
         kind, reference, test = pattern.kind, pattern.reference_mode, pattern.test_mode
     else:

@@ -195,9 +195,29 @@ print(half_cos(x), torch.compile(half_cos)(x))
 
 def test_a_func_transform_gives_the_gradient_mode_and_the_op_inside() -> None:
     code = "import torch\nf = lambda x: torch.sinc(x).sum()\nprint(torch.func.jacrev(f)(torch.zeros(3)))"
-    analysis = analyze_issue("jacrev of sinc is nan at zero", f"```python\n{code}\n```\n", [])
+    analysis = analyze_issue("jacrev of sinc is wrong at zero", f"```python\n{code}\n```\n", [])
     assert analysis.pattern is not None
     assert analysis.pattern.api == "torch.sinc" and analysis.pattern.kind.value == "Gradient_Mismatch"
+    assert analysis.pattern.test_mode.name == "grad"
+
+
+def test_a_nan_gradient_is_a_nan_pattern_that_still_runs_the_gradient() -> None:
+    code = "import torch\nf = lambda x: torch.sinc(x).sum()\nprint(torch.func.jacrev(f)(torch.zeros(3)))"
+    analysis = analyze_issue("jacrev of sinc is nan at zero", f"```python\n{code}\n```\n", [])
+    assert analysis.pattern is not None and analysis.pattern.kind.value == "NaN_Inf"
+    assert analysis.pattern.test_mode.name == "grad" and analysis.pattern.oracle.kind.value == "NaNConsistency"
+
+
+def test_a_nan_named_as_the_expected_value_keeps_the_gradient_kind() -> None:
+    code = "import torch\nx = torch.zeros(3, requires_grad=True)\ntorch.nn.functional.normalize(x, dim=0).sum().backward()"
+    analysis = analyze_issue("normalize gives a huge gradient at zero instead of nan", f"```python\n{code}\n```\n", [])
+    assert analysis.pattern is not None and analysis.pattern.kind.value == "Gradient_Mismatch"
+
+
+def test_a_nan_between_two_executions_keeps_the_execution_kind() -> None:
+    code = "import torch\nx = torch.ones(3)\nprint(torch.compile(torch.log)(x), torch.log(x))"
+    analysis = analyze_issue("torch.log under torch.compile returns nan", f"```python\n{code}\n```\n", [])
+    assert analysis.pattern is not None and analysis.pattern.kind.value == "Compile_Eager_Mismatch"
 
 
 def test_a_backward_through_compiled_code_is_a_compiled_gradient_pattern() -> None:
