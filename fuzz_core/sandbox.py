@@ -20,6 +20,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable, Mapping, Sequence
@@ -116,6 +117,39 @@ def _pids_cgroup_base() -> Path | None:
             except OSError:
                 return None
     return None
+
+
+def remove_pids_cgroup(pid: int, timeout_s: float = 5.0) -> bool:
+    """End what is left in the pids cgroup of the sandbox whose bwrap process was `pid`, then remove the cgroup.
+
+    Called once that bwrap process has ended: --die-with-parent then SIGKILLs what it started, but those
+    processes may still be exiting, and a cgroup with processes cannot be removed. Everything in the cgroup
+    belongs to that sandbox, so what is still there is killed. True when the cgroup is gone (or never existed).
+    """
+    base = _pids_cgroup_base()
+    if base is None:
+        return True
+    group = base / f"{PIDS_CGROUP_PREFIX}{int(pid)}"
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            os.rmdir(group)
+            return True
+        except FileNotFoundError:
+            return True
+        except OSError:
+            if time.monotonic() > deadline:
+                return False
+        try:
+            left = [int(line) for line in (group / "cgroup.procs").read_text().split()]
+        except (OSError, ValueError):
+            left = []
+        for task in left:
+            try:
+                os.kill(task, signal.SIGKILL)
+            except OSError:
+                pass
+        time.sleep(0.02)
 
 
 def remove_stale_pids_cgroups(base: Path | None = None) -> None:

@@ -28,7 +28,8 @@ from fuzz_core import result as V
 from fuzz_core.result import HarnessResult
 from fuzz_core.safe_files import confine_evidence_paths
 from fuzz_core.sandbox import (SANDBOX_HOME, Limits, bwrap_command, gpu_devices, gpu_environment, python_paths,
-                               remove_stale_pids_cgroups, require_bwrap, signal_name, worker_environment)
+                               remove_pids_cgroup, remove_stale_pids_cgroups, require_bwrap, signal_name,
+                               worker_environment)
 from fuzz_core.spec import HarnessSpec
 
 PACKAGE_ROOT = Path(__file__).resolve().parent.parent
@@ -120,6 +121,8 @@ class _Worker:
             self.proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
             pass
+        if self.pool.bwrap is not None and self.pool.limits.processes and os.geteuid() == 0:
+            remove_pids_cgroup(self.proc.pid)  # the sandbox's pids cgroup (Limits.apply as root)
         for stream in (self.proc.stdin, self.proc.stdout):
             try:
                 stream.close()  # type: ignore[union-attr]
