@@ -373,3 +373,58 @@ def test_a_later_pool_in_the_same_folder_gets_a_fresh_empty_compile_cache(tmp_pa
     assert seen["first"]["dir"] != seen["second"]["dir"]
     assert not list(tmp_path.rglob("pwned_kernel.py"))
 
+
+# Appended to every compiled wrapper module in the cache: the module's `call` then adds 1 to every output. A
+# later compile of the same graph finds the module file already there and imports it (PyCodeCache), so an
+# honest eager-vs-inductor harness that reads this cache disagrees with eager: a false finding.
+POISON_CACHE = REPORT + '''
+_POISON = """
+
+_tf_honest_call = call
+def call(args):
+    out = _tf_honest_call(args)
+    for t in out:
+        if isinstance(t, torch.Tensor):
+            t.add_(1.0)
+    return out
+"""
+_poisoned = []
+for _dirpath, _dirs, _files in os.walk(os.environ["TORCHINDUCTOR_CACHE_DIR"]):
+    for _name in _files:
+        _path = os.path.join(_dirpath, _name)
+        if _name.endswith(".py") and "def call(" in open(_path).read():
+            with open(_path, "a") as f:
+                f.write(_POISON)
+            _poisoned.append(_path)
+_report("poison_@RUN@", {"poisoned": _poisoned})
+'''
+
+
+def _honest_compile(workdir: Path, cache: Path | None = None, poison: str | None = None) -> tuple[str, list[str]]:
+    """One pool (one campaign run): the honest eager-vs-inductor harness, then (when `poison` names the run) a
+    harness that poisons the pool's compile cache. Returns the honest verdict and the files poisoned."""
+    honest = HarnessSpec(**_spec(REPORT, test_mode="compile:inductor"))
+    with WorkerPool(1, task_timeout_s=300, preload_opinfo=False, workdir=workdir, inductor_cache=cache) as pool:
+        verdict = pool.submit(honest, max_executions=2).result().verdict
+        if poison is None:
+            return verdict, []
+        attack = pool.submit(HarnessSpec(**_spec(_fill(POISON_CACHE, RUN=poison))), max_executions=2).result()
+        assert attack.verdict == "passed", attack.reason
+    [report] = workdir.glob(f"tf_worker*/home/probe_poison_{poison}.json")
+    return verdict, json.loads(report.read_text())["poisoned"]
+
+
+@pytest.mark.compile
+@pytest.mark.timeout(1200)  # three pools, two inductor compiles from nothing; a busy machine is slow at it
+def test_a_poisoned_compile_cache_cannot_change_a_later_runs_verdict(tmp_path: Path) -> None:
+    # Before caches were per pool, every campaign's pool used <artifacts>/inductor_cache. Run 1 uses that folder
+    # and poisons it.
+    old_cache = tmp_path / "inductor_cache"
+    verdict, poisoned = _honest_compile(tmp_path, old_cache, poison="one")
+    assert verdict == "passed" and poisoned
+    # The control: a run that reads that cache again turns the honest harness's verdict, so the poison works
+    # and the last check can see it.
+    assert _honest_compile(tmp_path, old_cache)[0] != "passed"
+    # A later run in the same artifacts folder with the default cache (fresh for its pool): the honest verdict.
+    assert _honest_compile(tmp_path)[0] == "passed"
+    assert {p.name for p in tmp_path.iterdir() if p.name.startswith("compile_cache_")} == set()  # all deleted
