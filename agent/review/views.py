@@ -77,6 +77,7 @@ class SourceIssueView(BaseModel):
     number: int
     title: str
     url: str
+    id: int | None = None  # the issue's id in this database (the review page's /issues/{id})
 
 
 class PatternView(BaseModel):
@@ -126,6 +127,7 @@ class FindingDetail(FindingSummary):
             source=None
             if finding.issue is None
             else SourceIssueView(
+                id=finding.issue.id,
                 repo=finding.issue.repo,
                 number=finding.issue.number,
                 title=finding.issue.title,

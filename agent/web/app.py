@@ -43,7 +43,7 @@ def _templates() -> Jinja2Templates:
 
 
 def create_app(config: WebConfig) -> FastAPI:
-    from agent.web import api, pages
+    from agent.web import api, lineage_routes, pages
     from agent.web.docs import add_docs
 
     app = FastAPI(
@@ -72,6 +72,7 @@ def create_app(config: WebConfig) -> FastAPI:
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
     app.include_router(api.router)
     app.include_router(pages.router)
+    app.include_router(lineage_routes.router)
     add_docs(app)
 
     @app.exception_handler(ValueError)

@@ -9,6 +9,7 @@ from pydantic import BaseModel, Field
 
 from agent.review.views import FindingDetail, FindingSummary, ReviewView
 from agent.web.checks import CheckStatus
+from db.queries.lineage_pages import FindingLink, HarnessLink
 
 
 class QueueResponse(BaseModel):
@@ -120,3 +121,10 @@ class CandidateDetail(CandidateSummary):
     harnesses: int
     source: CandidateSource | None
     pattern: CandidatePattern
+    issue_id: int | None = Field(default=None, description="The source issue's id here (its page: /issues/{id}).")
+    harness_rows: list[HarnessLink] = Field(
+        default=[], description="The harnesses made from it, each with its findings (Note [Lineage pages]).")
+
+    @property
+    def findings(self) -> list[FindingLink]:
+        return [f for h in self.harness_rows for f in h.findings]

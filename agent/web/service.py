@@ -181,8 +181,12 @@ def load_candidates(store: Store, flt: CandidateFilter, *, cursor: str | None, l
 
 def load_candidate(store: Store, candidate_id: int) -> CandidateDetail:
     """CandidateNotFound when there is no such candidate."""
+    from db.queries.lineage_pages import candidate_harnesses, candidate_issue_id
+
     with store.session() as session:
         row = candidate_by_id(session, candidate_id)
+        harness_rows = candidate_harnesses(session, candidate_id)  # with their findings (Note [Lineage pages])
+        issue_id = candidate_issue_id(session, candidate_id)
     parts = rationale_parts(row.rationale)
     source = None
     if row.issue_repo is not None and row.issue_number is not None:
@@ -195,4 +199,5 @@ def load_candidate(store: Store, candidate_id: int) -> CandidateDetail:
         trigger_text=describe_trigger(trigger), harnesses=row.harnesses, source=source,
         pattern=CandidatePattern(id=row.pattern_id, kind=row.pattern_kind, api=row.pattern_api, formal=row.formal,
                                  confidence=row.confidence, trigger=row.trigger),
+        issue_id=issue_id, harness_rows=harness_rows,
     )
