@@ -1,6 +1,8 @@
-"""Embeddings from an OpenAI-compatible ``/v1/embeddings`` endpoint, batched, with a timeout.
+"""Embeddings from an OpenAI-compatible ``/v1/embeddings`` endpoint, batched and bounded.
 
 The key is handed to the openai SDK only; messages name the base URL and the model, never it.
+Each batch has a total deadline and a response size cap (Note [Bounded LLM calls] in
+agent/llm/bounded_http.py): an endpoint that drips bytes or sends too much cannot hold a run.
 """
 
 from __future__ import annotations
@@ -9,7 +11,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from agent.config import Settings
-from agent.llm.errors import LlmConfigError, LlmTimeoutError, LlmTransportError
+from agent.llm.bounded_http import CallGuard, bounded_client, run_bounded
+from agent.llm.errors import LlmConfigError, LlmTransportError
+from agent.llm.limits import DEFAULT_MAX_EMBEDDINGS_BYTES
 
 DEFAULT_BATCH = 128
 
@@ -26,16 +30,21 @@ class EmbeddingsClient:
     """``embed(texts)`` returns one vector per text, in order, asking ``batch_size`` texts a request."""
 
     def __init__(self, *, model: str, base_url: str | None, api_key: str | None = None, timeout_s: float = 60.0,
-                 max_retries: int = 2, batch_size: int = DEFAULT_BATCH) -> None:
+                 max_retries: int = 2, batch_size: int = DEFAULT_BATCH,
+                 max_response_bytes: int = DEFAULT_MAX_EMBEDDINGS_BYTES) -> None:
         import openai
 
         self.model = model
         self.base_url = base_url or "https://api.openai.com/v1"
         self.batch_size = max(1, batch_size)
+        self.timeout_s = timeout_s
+        self.max_response_bytes = max_response_bytes
         self.usage = EmbeddingsUsage()
+        http_client = bounded_client(deadline_s=timeout_s, max_response_bytes=max_response_bytes,
+                                     endpoint=f"{self.base_url} (embeddings)", max_connections=10)
         # Local servers need some key; the SDK refuses to start without one.
         self._client = openai.OpenAI(base_url=base_url, api_key=api_key or "not-needed", timeout=timeout_s,
-                                     max_retries=max_retries)
+                                     max_retries=max_retries, http_client=http_client)
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         vectors: list[list[float]] = []
@@ -50,10 +59,12 @@ class EmbeddingsClient:
 
         started = time.perf_counter()
         where = f"{self.base_url} (embeddings, model {self.model})"
+        guard = CallGuard.starting_now(self.timeout_s, self.max_response_bytes, where)
         try:
-            response = self._client.embeddings.create(model=self.model, input=batch, encoding_format="float")
+            response = run_bounded(
+                lambda: self._client.embeddings.create(model=self.model, input=batch, encoding_format="float"), guard)
         except openai.APITimeoutError:
-            raise LlmTimeoutError(f"{where}: no answer within the timeout") from None
+            raise guard.timeout_error() from None
         except openai.APIStatusError as exc:
             raise LlmTransportError(f"{where}: HTTP {exc.status_code}") from None
         except openai.APIConnectionError as exc:

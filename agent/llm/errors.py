@@ -22,7 +22,11 @@ class LlmTransportError(LlmError):
 
 
 class LlmTimeoutError(LlmTransportError):
-    """The endpoint did not answer within the configured timeout."""
+    """The endpoint did not answer within the call's total deadline (connect + the whole response)."""
+
+
+class LlmResponseTooLarge(LlmTransportError):
+    """The endpoint's answer was larger than the response size cap; it was refused, never stored."""
 
 
 class LlmOutputError(LlmError):

@@ -7,7 +7,20 @@ length plus the largest completion seen so far); a request that would not fit is
 Reservations of calls in flight count as spent until the answer's real usage replaces them, so
 parallel calls cannot jointly overrun the budget by more than their estimates were short, and
 a run overshoots by at most one call's estimation error. The wall-clock deadline of
-``run --budget`` is checked at the same place, so the LLM stages stop when the run's time is spent.
+``run --budget`` is checked at the same place, so the LLM stages stop when the run's time is spent;
+a call in flight is cut at that deadline too (each call's deadline is the earlier of its own and
+the run's; Note [Bounded LLM calls] in agent/llm/bounded_http.py), so a run overshoots its time by
+no more than one call's deadline.
+
+Note [Tokens charged by bytes]
+The endpoint's usage counts are its word, and a hostile or broken one says "0 tokens" for a
+60 MB answer. Every answer is therefore also charged by the bytes that arrived: a token of real
+text rarely takes more than ``MAX_BYTES_PER_TOKEN`` bytes as JSON (a non-ASCII character escaped
+as ``\\uXXXX`` takes 6), so ``(bytes - ENVELOPE_BYTES) / MAX_BYTES_PER_TOKEN`` is a floor honest
+counts stay above (long runs of whitespace aside, which it overcharges a little). A completion is
+charged the larger of the reported count and that floor, failed requests included (what arrived
+before the failure). Prompts are ours: their size is bounded by what we send, and the reservation
+before each request already uses our own estimate of it.
 """
 
 from __future__ import annotations
@@ -24,6 +37,10 @@ _BUDGET_PART = re.compile(r"(\d+(?:\.\d+)?)([km]?)[-_ ]?(tokens?|calls?)?")
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h)?")
 _DURATION_UNITS = {"ms": 0.001, "s": 1.0, "": 1.0, "m": 60.0, "h": 3600.0}
 CHARS_PER_TOKEN = 4  # rough size of a token in English text and code; only used to reserve
+MAX_BYTES_PER_TOKEN = 8  # no honest token takes more bytes on the wire; see Note [Tokens charged by bytes]
+ENVELOPE_BYTES = 1024  # the JSON around an answer (id, model, usage ...), not charged as tokens
+DEFAULT_MAX_RESPONSE_BYTES = 4 * 1024 * 1024  # an extraction answer is a few KiB; 4 MiB is refused
+DEFAULT_MAX_EMBEDDINGS_BYTES = 64 * 1024 * 1024  # a batch of vectors as JSON numbers is larger
 
 
 @dataclass(frozen=True)
@@ -75,6 +92,16 @@ def expected_prompt_tokens(messages: list[tuple[str, str]] | list[str]) -> int:
     return chars // CHARS_PER_TOKEN + 8 * len(messages)
 
 
+def tokens_for_bytes(count: int) -> int:
+    """The fewest tokens ``count`` bytes on the wire can honestly hold (Note [Tokens charged by bytes])."""
+    return max(0, count - ENVELOPE_BYTES) // MAX_BYTES_PER_TOKEN
+
+
+def charged_tokens(reported: int, wire_bytes: int) -> int:
+    """What a request is charged: the endpoint's count, unless missing, zero or below the byte floor."""
+    return max(max(0, reported), tokens_for_bytes(wire_bytes))
+
+
 class LlmBudget:
     """Tokens, requests and wall time a backend may spend; see Note [LLM budget]. Thread-safe."""
 
@@ -96,6 +123,10 @@ class LlmBudget:
     def set_deadline(self, seconds_from_now: float | None) -> None:
         """The run's wall budget: no request starts after it (``run --budget``)."""
         self.deadline = None if seconds_from_now is None else time.monotonic() + seconds_from_now
+
+    def seconds_left(self) -> float | None:
+        """Time left of the run's wall budget (None: no deadline); a call in flight stops there."""
+        return None if self.deadline is None else self.deadline - time.monotonic()
 
     def expected_tokens(self, prompt_tokens: int) -> int:
         with self._lock:

@@ -12,6 +12,13 @@ success. Transport retries (429, 5xx, timeouts) belong to the openai SDK's own b
 ``Retry-After`` is capped (see ``_cap_retry_after``), and consecutive transport failures open
 a circuit breaker (agent.llm.limits). Servers without ``json_schema`` support get
 ``json_object`` mode (the prompt carries the schema) or forced function calling.
+
+Every request is bounded whatever the endpoint does (Note [Bounded LLM calls] in
+agent/llm/bounded_http.py): one total deadline for connect, the SDK's retries and the whole
+response (the earlier of ``timeout_s`` and the run's wall budget), a response size cap, and a
+budget charge by bytes when the reported usage is missing or implausible (Note [Tokens charged
+by bytes] in agent/llm/limits.py). A request cut by a bound is an attempt with its error and its
+charge; the answer that broke the cap is never kept.
 """
 
 from __future__ import annotations
@@ -25,8 +32,11 @@ from typing import Any, Literal, Protocol
 from pydantic import BaseModel, ValidationError
 
 from agent.llm.backend import CallRecord, SchemaT, SemanticCheck, cache_key
-from agent.llm.errors import LlmConfigError, LlmError, LlmOutputError, LlmTimeoutError, LlmTransportError
-from agent.llm.limits import CircuitBreaker, LlmBudget, expected_prompt_tokens
+from agent.llm.bounded_http import CallGuard, bounded_client, run_bounded
+from agent.llm.errors import (LlmBudgetExceeded, LlmConfigError, LlmError, LlmOutputError, LlmTimeoutError,
+                              LlmTransportError)
+from agent.llm.limits import (DEFAULT_MAX_RESPONSE_BYTES, CircuitBreaker, LlmBudget, charged_tokens,
+                              expected_prompt_tokens)
 from agent.llm.prompts import load_prompt
 
 StructuredMethod = Literal["json_schema", "json_mode", "function_calling"]
@@ -124,23 +134,24 @@ class OpenAIBackend:
         retry_after_cap_s: float = 30.0,
         breaker_threshold: int = 3,
         concurrency: int = 1,
+        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
     ) -> None:
         try:
-            import httpx2
             from langchain_openai import ChatOpenAI
         except ImportError as exc:  # pragma: no cover - dependency is declared
             raise LlmConfigError(f"langchain-openai is not installed: {exc}") from exc
         self.model = model
         self.base_url = (base_url or DEFAULT_BASE_URL).rstrip("/")
         self.timeout_s = timeout_s
+        self.max_response_bytes = max_response_bytes
         self.method: StructuredMethod = method
         self.budget = budget or LlmBudget()
         self.cache = cache
         self.concurrency = max(1, concurrency)
         self.breaker = CircuitBreaker(self.base_url, breaker_threshold)
-        http_client = httpx2.Client(
-            timeout=timeout_s,
-            limits=httpx2.Limits(max_connections=max(10, 2 * self.concurrency)),
+        http_client = bounded_client(
+            deadline_s=timeout_s, max_response_bytes=max_response_bytes, endpoint=self.base_url,
+            max_connections=max(10, 2 * self.concurrency),
             event_hooks={"response": [_cap_retry_after(retry_after_cap_s)]},
         )
         # Local servers need some key; the SDK refuses to start without one.
@@ -237,33 +248,70 @@ class OpenAIBackend:
         )
 
     def _request(self, messages: list[Any], schema: type[BaseModel], record: CallRecord) -> str:
-        """One budgeted request through the breaker; its attempt entry is appended to ``record``."""
+        """One budgeted, bounded request through the breaker; its attempt entry is appended to ``record``."""
         self.breaker.check()
         reservation = self.budget.reserve(
             self.budget.expected_tokens(expected_prompt_tokens([str(m.content) for m in messages]))
         )
-        entry: dict[str, Any] = {"attempt": len(record.attempts) + 1, "raw": "", "error": None,
-                                 "usage": {"prompt_tokens": 0, "completion_tokens": 0}}
+        guard = self._guard()
+        entry: dict[str, Any] = {"attempt": len(record.attempts) + 1, "raw": "", "error": None}
         started = time.perf_counter()
         try:
-            raw, usage = self._invoke(messages, schema, record)
-        except LlmTransportError as exc:
-            self.budget.settle(reservation, 0, 0)
-            if getattr(exc, "endpoint_failure", True):
+            raw, reported = self._invoke(messages, schema, record, guard)
+        except (LlmTransportError, LlmBudgetExceeded) as exc:
+            usage = self._charge(guard, {})
+            self.budget.settle(reservation, usage["prompt_tokens"], usage["completion_tokens"])
+            if isinstance(exc, LlmTransportError) and getattr(exc, "endpoint_failure", True):
                 self.breaker.record_failure(str(exc))
-            entry.update(error=f"{type(exc).__name__}: {exc}", latency_ms=(time.perf_counter() - started) * 1000)
-            record.attempts.append(entry)
+            self._count(record, entry, usage, error=f"{type(exc).__name__}: {exc}", started=started)
             raise
         except BaseException:
-            self.budget.settle(reservation, 0, 0)
+            usage = self._charge(guard, {})
+            self.budget.settle(reservation, usage["prompt_tokens"], usage["completion_tokens"])
             raise
+        usage = self._charge(guard, reported)
         self.budget.settle(reservation, usage["prompt_tokens"], usage["completion_tokens"])
         self.breaker.record_success()
+        entry["raw"] = raw
+        self._count(record, entry, usage, error=None, started=started)
+        return raw
+
+    def _guard(self) -> CallGuard:
+        """This request's bounds: its own deadline, or the run's wall budget when that ends first."""
+        seconds, cut_by_run = self.timeout_s, False
+        run_left = self.budget.seconds_left()
+        if run_left is not None and run_left < seconds:
+            seconds, cut_by_run = max(0.0, run_left), True
+        guard = CallGuard.starting_now(seconds, self.max_response_bytes, self.base_url)
+        guard.cut_by_run = cut_by_run
+        return guard
+
+    @staticmethod
+    def _charge(guard: CallGuard, reported: dict[str, int]) -> dict[str, Any]:
+        """The tokens a request is charged (Note [Tokens charged by bytes]); the reported ones kept beside."""
+        prompt = max(0, reported.get("prompt_tokens", 0))
+        completion = charged_tokens(reported.get("completion_tokens", 0), guard.received_bytes)
+        usage: dict[str, Any] = {"prompt_tokens": prompt, "completion_tokens": completion,
+                                 "bytes_sent": guard.sent_bytes, "bytes_received": guard.received_bytes}
+        if completion > reported.get("completion_tokens", 0):
+            usage["reported"] = {"prompt_tokens": reported.get("prompt_tokens", 0),
+                                 "completion_tokens": reported.get("completion_tokens", 0)}
+            usage["charged_by_bytes"] = True
+        return usage
+
+    @staticmethod
+    def _count(record: CallRecord, entry: dict[str, Any], usage: dict[str, Any], *, error: str | None,
+               started: float) -> None:
         record.prompt_tokens += usage["prompt_tokens"]
         record.completion_tokens += usage["completion_tokens"]
-        entry.update(raw=raw, usage=usage, latency_ms=(time.perf_counter() - started) * 1000)
+        entry.update(error=error, usage=usage, latency_ms=(time.perf_counter() - started) * 1000)
         record.attempts.append(entry)
-        return raw
+
+    def _deadline_error(self, guard: CallGuard) -> LlmError:
+        if guard.cut_by_run:
+            return LlmBudgetExceeded(f"the run's time budget ran out during a call to the LLM endpoint {self.base_url} "
+                                     f"({guard.received_bytes} bytes received); what is left stays due")
+        return guard.timeout_error()
 
     def _bound(self, schema: type[BaseModel]) -> Any:
         if self.method == "json_schema":
@@ -293,21 +341,27 @@ class OpenAIBackend:
             return error
         return LlmTransportError(f"the LLM endpoint {self.base_url}: {type(exc).__name__}: {exc}")
 
-    def _invoke(self, messages: list[Any], schema: type[BaseModel], record: CallRecord) -> tuple[str, dict[str, int]]:
-        """One request: the raw answer text and its token usage; transport errors mapped."""
+    def _invoke(self, messages: list[Any], schema: type[BaseModel], record: CallRecord,
+                guard: CallGuard) -> tuple[str, dict[str, int]]:
+        """One request within ``guard``'s bounds: the raw answer text and its reported token usage."""
         import openai
 
+        bound = self._bound(schema)
         try:
-            message = self._bound(schema).invoke(messages)
+            message = run_bounded(lambda: bound.invoke(messages), guard, on_deadline=self._deadline_error)
         except openai.BadRequestError as exc:
             # A server that rejects json_schema: fall back to JSON mode for the rest of the run.
             if self.method == "json_schema" and "response_format" in str(exc).lower():
                 record.attempts.append({"attempt": 0, "raw": "", "error": f"json_schema refused: {exc}", "usage": {}})
                 self.method = "json_mode"
-                return self._invoke(messages, schema, record)
+                return self._invoke(messages, schema, record, guard)
             raise self._transport_error(exc) from exc
+        except openai.APITimeoutError:
+            raise self._deadline_error(guard) from None
         except openai.OpenAIError as exc:
             raise self._transport_error(exc) from exc
+        except LlmTimeoutError:  # the worker saw the deadline first
+            raise self._deadline_error(guard) from None
         usage_meta = getattr(message, "usage_metadata", None) or {}
         usage = {
             "prompt_tokens": int(usage_meta.get("input_tokens", 0)),

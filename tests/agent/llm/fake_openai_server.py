@@ -27,6 +27,20 @@ class Reply:
     headers: dict[str, str] = field(default_factory=dict)
     error_message: str = ""
     tool_arguments: str | None = None  # answer with a forced tool call carrying these arguments
+    drip_interval_s: float = 0.0  # > 0: send the body one byte at a time, this long apart
+    omit_length: bool = False  # no Content-Length: the body ends when the connection closes
+    write_chunk: int = 65536  # bytes per write of an undripped body
+    gzip: bool = False  # send the body gzip-compressed with Content-Encoding: gzip, asked or not
+
+
+@dataclass
+class Delivery:
+    """How far the server got sending one answer: the bytes written before the client went away."""
+
+    total: int
+    sent: int = 0
+    closed_early: bool = False  # the client closed the connection before the last byte
+    done: threading.Event = field(default_factory=threading.Event)
 
 
 def _message(reply: Reply) -> dict[str, Any]:
@@ -93,6 +107,7 @@ class ScriptedServer:
         self.embedding_faults: deque[Reply] = deque(embedding_faults or [])  # answered before any vector
         self.embedding_requests: list[dict[str, Any]] = []
         self.requests: list[dict[str, Any]] = []
+        self.deliveries: list[Delivery] = []  # one per scripted answer (chat, embeddings fault), in order
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -106,7 +121,8 @@ class ScriptedServer:
                     self._embeddings(body)
                     return
                 with server._lock:
-                    server.requests.append({"path": self.path, "body": body})
+                    server.requests.append({"path": self.path, "body": body,
+                                            "headers": {k.lower(): v for k, v in self.headers.items()}})
                     reply = server.replies.popleft() if server.replies else None
                 if reply is None:
                     reply = server.responder(body) if server.responder else Reply(status=500)
@@ -114,7 +130,7 @@ class ScriptedServer:
                     time.sleep(reply.delay_s)
                 if reply.status != 200:
                     payload = json.dumps({"error": {"message": reply.error_message or f"scripted {reply.status}", "type": "scripted"}})
-                    self._send(reply.status, payload, reply.headers)
+                    self._send(reply.status, payload, reply.headers, reply)
                     return
                 payload = json.dumps(
                     {
@@ -136,7 +152,7 @@ class ScriptedServer:
                         },
                     }
                 )
-                self._send(200, payload, reply.headers)
+                self._send(200, payload, reply.headers, reply)
 
             def _embeddings(self, body: dict[str, Any]) -> None:
                 server.embedding_requests.append(body)
@@ -144,7 +160,7 @@ class ScriptedServer:
                 if fault is not None:
                     time.sleep(fault.delay_s)
                     payload = json.dumps({"error": {"message": f"scripted {fault.status}", "type": "scripted"}})
-                    self._send(fault.status, payload, fault.headers)
+                    self._send(fault.status, payload, fault.headers, fault)
                     return
                 texts = body.get("input") or []
                 texts = [texts] if isinstance(texts, str) else texts
@@ -155,18 +171,38 @@ class ScriptedServer:
                                       "usage": {"prompt_tokens": tokens, "total_tokens": tokens}})
                 self._send(200, payload, {})
 
-            def _send(self, status: int, payload: str, headers: dict[str, str]) -> None:
+            def _send(self, status: int, payload: str, headers: dict[str, str], reply: Reply | None = None) -> None:
                 data = payload.encode()
+                if reply is not None and reply.gzip:
+                    import gzip
+
+                    data = gzip.compress(data)
+                    headers = {**headers, "content-encoding": "gzip"}
+                delivery = Delivery(total=len(data))
+                if reply is not None:
+                    server.deliveries.append(delivery)
                 try:
                     self.send_response(status)
                     self.send_header("content-type", "application/json")
-                    self.send_header("content-length", str(len(data)))
+                    if reply is None or not reply.omit_length:
+                        self.send_header("content-length", str(len(data)))
                     for key, value in headers.items():
                         self.send_header(key, value)
                     self.end_headers()
-                    self.wfile.write(data)
+                    self.wfile.flush()
+                    step = 1 if reply is not None and reply.drip_interval_s else (reply.write_chunk if reply else len(data))
+                    for start in range(0, len(data), max(1, step)):
+                        self.wfile.write(data[start:start + step])
+                        self.wfile.flush()
+                        delivery.sent += len(data[start:start + step])
+                        if reply is not None and reply.drip_interval_s:
+                            time.sleep(reply.drip_interval_s)
                 except (BrokenPipeError, ConnectionResetError):
-                    pass  # the client gave up (timeout test)
+                    delivery.closed_early = True  # the client gave up (timeout and size-cap tests)
+                finally:
+                    delivery.done.set()
+                if reply is not None and reply.omit_length:
+                    self.close_connection = True
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from agent.llm.embeddings import EmbeddingsClient
-from agent.llm.errors import LlmTimeoutError, LlmTransportError
+from agent.llm.errors import LlmResponseTooLarge, LlmTimeoutError, LlmTransportError
 from tests.agent.llm.fake_openai_server import Reply, ScriptedServer, bag_of_words_vector
 
 KEY = "sk-secret-never-shown-123"
@@ -39,11 +37,24 @@ def test_http_error_names_the_url_and_never_the_key() -> None:
 
 
 def test_a_hanging_endpoint_is_a_timeout() -> None:
-    with ScriptedServer([], embedding_faults=[Reply(status=500, delay_s=3.0)]) as server:
-        started = time.monotonic()
-        with pytest.raises(LlmTimeoutError):
+    # an error answer dripped one byte every 0.2 s (~80 bytes: over 15 s) against a 0.5 s deadline
+    with ScriptedServer([], embedding_faults=[Reply(status=500, drip_interval_s=0.2)]) as server:
+        with pytest.raises(LlmTimeoutError, match="deadline"):
             _client(server.base_url, timeout_s=0.5).embed(TEXTS)
-    assert time.monotonic() - started < 2.5
+        delivery = server.deliveries[0]
+        assert delivery.done.wait(120), "the server never finished or noticed the client leave"
+    # the client hung up before the answer was out, and asked once (no retry past the deadline)
+    assert delivery.closed_early and delivery.sent < delivery.total // 4, delivery
+    assert len(server.embedding_requests) == 1
+
+
+def test_an_oversized_batch_answer_is_refused() -> None:
+    with ScriptedServer([]) as server:
+        with pytest.raises(LlmResponseTooLarge, match="size cap of 512 bytes"):
+            _client(server.base_url, max_response_bytes=512).embed(TEXTS)
+        with ScriptedServer([]) as fitting:
+            assert len(_client(fitting.base_url, max_response_bytes=1 << 20).embed(TEXTS)) == len(TEXTS)
+    assert len(server.embedding_requests) == 1
 
 
 def test_a_refused_connection_is_a_transport_error() -> None:
