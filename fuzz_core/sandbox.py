@@ -18,6 +18,7 @@ import re
 import resource
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import time
@@ -226,38 +227,66 @@ def gpu_environment(base: Mapping[str, str]) -> dict[str, str]:
 
 
 def gpu_devices(dev_root: str | os.PathLike[str] = "/dev") -> list[Path]:
-    """The NVIDIA device nodes (and /dev/nvidia-caps, /dev/dri folders) under `dev_root`; [] without a GPU.
+    """The NVIDIA device nodes (and the /dev/nvidia-caps folder) under `dev_root`; [] without a GPU.
 
     What the CUDA driver opens: nvidiactl, nvidia0..N, nvidia-uvm(-tools), nvidia-modeset, and the
-    capability nodes under nvidia-caps (MIG); dri holds render nodes some stacks use.
+    capability nodes under nvidia-caps (MIG). Only character devices (and that one folder) count: nothing else
+    named nvidia* is bound. Render nodes (/dev/dri) are not needed by CUDA and are not bound.
     """
     root = Path(dev_root)
     try:
         names = sorted(os.listdir(root))
     except OSError:
         return []
-    found = [root / n for n in names if n.startswith("nvidia")]
-    if not any(p.name == "nvidiactl" or p.name.startswith("nvidia0") for p in found):
-        return []  # no driver nodes: no usable GPU here
-    if (root / "dri").is_dir():
-        found.append(root / "dri")
+    found = []
+    for name in names:
+        if not name.startswith("nvidia"):
+            continue
+        try:
+            mode = os.lstat(root / name).st_mode
+        except OSError:
+            continue
+        if stat.S_ISCHR(mode) or (name == "nvidia-caps" and stat.S_ISDIR(mode)):
+            found.append(root / name)
+    if not any(p.name == "nvidiactl" for p in found) or not any(re.fullmatch(r"nvidia\d+", p.name) for p in found):
+        return []  # no control node or no GPU node: no usable GPU here
     return found
 
 
-def gpu_binds(devices: Sequence[Path], *, dev_root: str | os.PathLike[str] = "/dev",
-              sys_paths: Sequence[str] = GPU_SYS_PATHS) -> list[str]:
-    """bwrap arguments that show the GPU inside: device nodes at /dev/NAME, the driver's /sys read-only.
+def gpu_binds(devices: Sequence[Path], *, sys_paths: Sequence[str] = GPU_SYS_PATHS) -> list[str]:
+    """bwrap arguments that show the GPU inside: each device node at /dev/NAME (read-write: a device node on a
+    read-only mount still opens for writing, and CUDA needs that), the driver's /sys parts read-only.
 
     (/proc/driver/nvidia is global, so the sandbox's fresh procfs already shows it.)
     """
     argv: list[str] = []
     for device in devices:
-        inside = "/dev/" + str(Path(device).relative_to(dev_root))
-        argv += ["--dev-bind", str(device), inside]
+        argv += ["--dev-bind", str(device), f"/dev/{Path(device).name}"]
     if devices:
         for path in sys_paths:
             argv += ["--ro-bind-try", path, path]
     return argv
+
+
+def gpu_library_dirs(ld_library_path: str, *, never: Sequence[Path] = ()) -> list[Path]:
+    """The LD_LIBRARY_PATH folders a CUDA worker gets read-only: only folders that hold the driver's libraries
+    (libcuda*, libnvidia*), and never `/`, the user's home, or a folder that holds (or is) one in `never` (the
+    project checkout): LD_LIBRARY_PATH is the parent's, and a bind of `$HOME` would show its secrets."""
+    blocked = [Path("/"), Path.home().resolve(), *(Path(p).resolve() for p in never)]
+    kept: list[Path] = []
+    for entry in ld_library_path.split(os.pathsep):
+        if not entry or not os.path.isabs(entry):
+            continue
+        folder = Path(entry).resolve()
+        if any(folder == b or folder in b.parents for b in blocked) or folder in kept:
+            continue
+        try:
+            names = os.listdir(folder)
+        except OSError:
+            continue
+        if any(n.startswith(("libcuda", "libnvidia")) for n in names):
+            kept.append(folder)
+    return kept
 
 
 def bwrap_path() -> str:

@@ -10,6 +10,7 @@ its own folder (fuzz_core/safe_files.py).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import queue
@@ -27,7 +28,8 @@ from typing import Any, Iterable, Iterator
 from fuzz_core import result as V
 from fuzz_core.result import HarnessResult
 from fuzz_core.safe_files import confine_evidence_paths
-from fuzz_core.sandbox import (SANDBOX_HOME, Limits, bwrap_command, gpu_devices, gpu_environment, python_paths,
+from fuzz_core.sandbox import (SANDBOX_HOME, Limits, bwrap_command, gpu_devices, gpu_environment,
+                               gpu_library_dirs, python_paths,
                                remove_pids_cgroup, remove_stale_pids_cgroups, require_bwrap, signal_name,
                                worker_environment)
 from fuzz_core.spec import HarnessSpec
@@ -38,6 +40,12 @@ REPLAY_TIMEOUT_S = 120.0
 MINIMISE_S = 20.0  # default shrink budget per confirmed finding (Note [Shrinking failing inputs])
 SHORT_REPRO_TIMEOUT_S = 180.0  # as fuzz_core.minimise_finding; not imported here, that module imports torch
 PROGRESS_MAX_BYTES = 4 * 1024 * 1024  # a progress record is a recipe; more is not read
+
+
+def needs_cuda(spec: HarnessSpec) -> bool:
+    """A harness whose modes run on CUDA (`device:cuda`, or a mode or its options naming cuda)."""
+    return any("cuda" in mode for mode in (spec.reference_mode, spec.test_mode)) or (
+        str(spec.mode_options.get("device", "")).startswith("cuda"))
 
 
 class WorkerDied(Exception):
@@ -60,11 +68,13 @@ class _Worker:
         self.log_path = self.dir / "worker.log"
         self.started = 0
         self.cpu_s = 0.0
+        self.gpu = False  # started with the NVIDIA devices bound (WorkerPool.wants_gpu)
 
     def task_dir(self, task_id: int, spec_id: str) -> Path:
         return self.home / f"task_{task_id}_{spec_id}"
 
-    def start(self) -> None:
+    def command(self, progress_fd: int) -> tuple[list[str], dict[str, str]]:
+        """The argv and environment that start this worker (inside bwrap when the pool is sandboxed)."""
         sandboxed = self.pool.bwrap is not None
         # TMPDIR: inside the sandbox its own /tmp, a tmpfs capped at limits.tmp_mb that vanishes with the worker;
         # without the sandbox a folder in the worker's own folder.
@@ -75,25 +85,36 @@ class _Worker:
         env = worker_environment(os.environ, temp_dir=temp, home=Path(SANDBOX_HOME) if sandboxed else self.home,
                                  package_root=PACKAGE_ROOT, threads=self.pool.threads,
                                  inductor_cache=self.pool.inductor_cache)
-        if self.pool.gpu:
+        if self.gpu:
             env.update(gpu_environment(os.environ))
-        self.progress_path.write_text("")
-        progress_fd = os.open(self.progress_path, os.O_RDWR)  # read too: the worker maps it (worker_main.ProgressFile)
         command = [sys.executable, "-X", "faulthandler", "-m", "fuzz_core.worker_main", str(progress_fd)] + (
             ["--preload-opinfo"] if self.pool.preload_opinfo else [])
-        if self.pool.bwrap is not None:
-            libraries = [Path(p) for p in env.get("LD_LIBRARY_PATH", "").split(os.pathsep) if p]
-            command = bwrap_command(command, writable=[self.home, self.pool.inductor_cache],
-                                    readonly=python_paths(PACKAGE_ROOT / "fuzz_core") + libraries, env=env,
-                                    cwd=self.home, bwrap=self.pool.bwrap, home=SANDBOX_HOME, devices=self.pool.gpu,
-                                    tmp_size_mb=self.pool.limits.tmp_mb, home_size_mb=self.pool.limits.home_mb,
-                                    shm_size_mb=self.pool.limits.shm_mb)
-            env = {}
+        if not sandboxed:
+            return command, env
+        assert self.pool.bwrap is not None
+        limits = self.pool.limits
+        libraries = gpu_library_dirs(env.get("LD_LIBRARY_PATH", ""), never=[PACKAGE_ROOT]) if self.gpu else []
+        command = bwrap_command(command, writable=[self.home, self.pool.inductor_cache],
+                                readonly=python_paths(PACKAGE_ROOT / "fuzz_core") + libraries, env=env,
+                                cwd=self.home, bwrap=self.pool.bwrap, home=SANDBOX_HOME,
+                                devices=self.pool.gpu if self.gpu else (), tmp_size_mb=limits.tmp_mb,
+                                home_size_mb=limits.home_mb, shm_size_mb=limits.shm_mb)
+        return command, {}
+
+    def start(self) -> None:
+        self.progress_path.write_text("")
+        progress_fd = os.open(self.progress_path, os.O_RDWR)  # read too: the worker maps it (worker_main.ProgressFile)
+        try:
+            command, env = self.command(progress_fd)
+        except BaseException:
+            os.close(progress_fd)
+            raise
         log = open(self.log_path, "ab")
         try:
             self.proc = subprocess.Popen(
                 command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, text=True, cwd=str(self.home),
-                env=env, pass_fds=(progress_fd,), preexec_fn=self.pool.limits.apply, start_new_session=True,
+                env=env, pass_fds=(progress_fd,), preexec_fn=self.pool.worker_limits(self.gpu).apply,
+                start_new_session=True,
             )
         finally:
             log.close()
@@ -207,15 +228,19 @@ class WorkerPool:
         `minimise_s`: seconds a worker spends shrinking a confirmed finding's input (None: not minimised).
         `instrument`: the instrumentation level (none|module|op|kernel) every task runs at; `min_inputs`: the
         inputs a pass needs (a task may run briefly past its budget to reach them).
-        `cuda`: bind the NVIDIA device nodes into the sandbox (None: when this machine has them). CUDA reserves
-        far more address space than RLIMIT_AS allows, so a CUDA pool sets no address-space limit."""
+        `cuda`: None (default): a worker gets the NVIDIA device nodes only while it runs a harness that needs
+        CUDA (needs_cuda: a cuda mode) and this machine has them; the worker is restarted when that changes.
+        True: every worker gets them (code harnesses whose own inputs are on CUDA); an error without a GPU.
+        False: never. CUDA reserves far more address space than RLIMIT_AS allows, so a worker with the GPU
+        runs without the address-space limit (the others keep it)."""
         if n_workers < 1:
             raise ValueError("n_workers must be at least 1")
         self.bwrap = require_bwrap(bwrap) if sandbox else None
         self.gpu = gpu_devices() if cuda is not False else []
         if cuda and not self.gpu:
             raise ValueError("cuda=True but this machine has no NVIDIA device nodes (/dev/nvidiactl, /dev/nvidia0)")
-        self.limits = limits if limits is not None else Limits(memory_mb=None if self.gpu else memory_limit_mb)
+        self.cuda = cuda
+        self.limits = limits if limits is not None else Limits(memory_mb=memory_limit_mb)
         self.n_workers = n_workers
         self.task_timeout_s = task_timeout_s
         self.memory_limit_mb = memory_limit_mb
@@ -247,6 +272,7 @@ class WorkerPool:
     def __enter__(self) -> WorkerPool:
         for i in range(self.n_workers):
             worker = _Worker(i, self)
+            worker.gpu = bool(self.gpu) and self.cuda is True
             self._workers.append(worker)
             thread = threading.Thread(target=self._serve, args=(worker,), daemon=True, name=f"tf-worker-{i}")
             thread.start()
@@ -306,8 +332,20 @@ class WorkerPool:
                 future.set_result(HarnessResult(V.ERROR, f"worker pool failure: {type(exc).__name__}: {exc}",
                                                 spec_id=spec.spec_id))
 
+    def wants_gpu(self, spec: HarnessSpec) -> bool:
+        """Whether the worker that runs `spec` gets the GPU (see `cuda` in __init__)."""
+        return bool(self.gpu) and (self.cuda is True or needs_cuda(spec))
+
+    def worker_limits(self, gpu: bool) -> Limits:
+        """The rlimits of a worker: a worker with the GPU has no address-space limit (CUDA reserves more)."""
+        return dataclasses.replace(self.limits, memory_mb=None) if gpu else self.limits
+
     def _run_task(self, worker: _Worker, task_id: int, spec: HarnessSpec, budget_s: float | None,
                   max_executions: int | None) -> HarnessResult:
+        gpu = self.wants_gpu(spec)
+        if gpu != worker.gpu:  # restarted with (or without) the GPU: devices only where a harness needs them
+            worker.kill()
+            worker.gpu = gpu
         budget = budget_s if budget_s is not None else spec.budget_s
         workdir = worker.task_dir(task_id, spec.spec_id)
         message = {"op": "run", "id": task_id, "spec": spec.to_dict(), "budget_s": budget,
