@@ -85,8 +85,11 @@ def list_cmd(
         cli.err.print(f"no {markup_safe(what)}{hint}", highlight=False)
         return
     console = output_console()
-    console.print(list_table(rows, output_width(), what=what, groups=[row.root_cause_id for row in rows]))
-    shared = {row.root_cause_id: group_of[row.id] for row in rows if len(group_of[row.id].findings) > 1}
+    # A finding that did not fail has no root cause: no group label, and never a legend line.
+    console.print(list_table(rows, output_width(), what=what,
+                             groups=[row.root_cause_id if group_of[row.id].has_cause else "-" for row in rows]))
+    shared = {row.root_cause_id: group_of[row.id] for row in rows
+              if len(group_of[row.id].findings) > 1 and group_of[row.id].has_cause}
     if shared:
         console.print("root causes shared by several findings:", highlight=False)
         for line in group_legend([(label, group.describe()) for label, group in shared.items()]):

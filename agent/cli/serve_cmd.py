@@ -38,6 +38,12 @@ def serve(
     listener = bind_listener(host, port)
     name = (reviewer or "").strip() or default_reviewer()
     app = create_app(WebConfig(store=store, auth=auth, bind_host=host, reviewer=name))
+    # Exports carry collect_env's output like `transfuzz export` does (seconds to capture): start it now, once.
+    import threading
+
+    from agent.export.environment import shared_environment
+
+    threading.Thread(target=shared_environment, name="collect-env", daemon=True).start()
     if not is_loopback(host):
         cli.err.print(
             f"[bold yellow]warning:[/] binding {host}: anyone who can reach this address can read every finding; "

@@ -33,3 +33,18 @@ def capture_environment(*, collect_env: bool = True) -> Environment:
         platform=platform.platform(),
         collect_env=text,
     )
+
+
+_SHARED: Environment | None = None
+_SHARED_LOCK = __import__("threading").Lock()
+
+
+def shared_environment() -> Environment:
+    """The full environment (with collect_env), captured once per process: `transfuzz export` captures it once,
+    and the review server's exports reuse one capture, so a page export and the CLI's write the same reports
+    (collect_env decides a report rule) without making each download wait seconds for pip and lscpu."""
+    global _SHARED
+    with _SHARED_LOCK:
+        if _SHARED is None:
+            _SHARED = capture_environment()
+        return _SHARED

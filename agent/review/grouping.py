@@ -79,6 +79,12 @@ class RootCauseGroup:
         return sorted({lineage.target_api(f) for f in self.findings})
 
     @property
+    def has_cause(self) -> bool:
+        """False for a finding that did not fail (passed, not_applicable, inconclusive): a group of one that
+        listings and legends do not show as a group."""
+        return self.cause.anchor != "none"
+
+    @property
     def label(self) -> str:
         """``g12``: named after its oldest finding, so a filtered listing shows the same label."""
         return f"g{self.findings[0].id}"

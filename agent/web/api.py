@@ -120,13 +120,20 @@ def export(
     request: Request,
     id: Annotated[list[int], Query(description="Finding ids, repeatable.")] = [],  # noqa: B006
     format: Literal["markdown", "json"] = "markdown",  # noqa: A002 - the query parameter's name
+    rejected: Annotated[Literal["exclude", "include"], Query(
+        description="Findings a reviewer rejected: left out (default; their ids in the X-TransFuzz-Excluded-Rejected "
+                    "header) or included.")] = "exclude",
     authorization: Annotated[str | None, Header()] = None,
 ) -> Response:
-    """The chosen findings in `transfuzz export`'s report format, as a zip; needs the review token (it holds inputs)."""
+    """The chosen findings in `transfuzz export`'s report format, as a zip; needs the review token (it holds inputs).
+    The same grouping and reports as `transfuzz export` for the same findings."""
     if not may_read_files(config_of(request).auth, authorization, request.cookies.get(TOKEN_COOKIE)):
         raise HTTPException(status_code=401, detail="an export holds saved inputs: it needs the review token as "
                             "'Authorization: Bearer …'", headers={"WWW-Authenticate": "Bearer"})
-    data = service.export_selection(config_of(request).store, id, format)
-    return Response(
-        data, media_type="application/zip", headers={"Content-Disposition": 'attachment; filename="transfuzz-export.zip"'}
-    )
+    store = config_of(request).store
+    left_out = [] if rejected == "include" else [c.id for c in service.rejected_choices(store, id)]
+    data = service.export_selection(store, id, format, include_rejected=rejected == "include")
+    headers = {"Content-Disposition": 'attachment; filename="transfuzz-export.zip"'}
+    if left_out:
+        headers["X-TransFuzz-Excluded-Rejected"] = ",".join(str(i) for i in left_out)
+    return Response(data, media_type="application/zip", headers=headers)

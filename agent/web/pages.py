@@ -294,12 +294,21 @@ def export(
     request: Request,
     id: Annotated[list[int], Query()] = [],  # noqa: B006, A002
     format: Literal["markdown", "json"] = "markdown",  # noqa: A002
+    rejected: Literal["ask", "exclude", "include"] = "ask",
 ) -> Response:
+    """The selection as `transfuzz export` writes it; findings the reviewer rejected are listed first and left out
+    unless the reviewer confirms them (rejected=include) (Note [Exporting a selection])."""
     if not _signed_in(request, config_of(request)):  # an export holds saved inputs (Note [Review page security])
         raise HTTPException(status_code=403, detail="an export holds saved inputs: sign in with the review token "
                             "first (open /login?token=…)")
+    store = config_of(request).store
     try:
-        data = service.export_selection(config_of(request).store, id, format)
+        if rejected == "ask":
+            choices = service.rejected_choices(store, id)
+            if choices:
+                return _render(request, "export_confirm.html", rejected=choices, ids=id, format=format,
+                               kept=len(set(id)) - len(choices))
+        data = service.export_selection(store, id, format, include_rejected=rejected == "include")
     except ValueError as exc:
         raise HTTPException(status_code=400, detail=str(exc)) from None
     return Response(data, media_type="application/zip",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import tempfile
 import zipfile
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
@@ -28,9 +29,9 @@ from agent.web.schemas import (
 )
 from db.queries.candidate_queue import CandidateFilter, CandidateRow, candidate_by_id, candidate_page
 from db.queries.decisions import decision_history
-from db.queries.findings import get_finding, group_by_signature
+from db.queries.findings import get_finding
 from db.queries.progress import campaign_progress, pending_harness_count, verdict_timeline
-from db.queries.queue import QueueFilter, findings_by_ids, neighbours, queue_page, same_signature
+from db.queries.queue import QueueFilter, neighbours, queue_page, same_signature
 from db.store import Store
 
 MAX_EXPORT = 200
@@ -137,25 +138,52 @@ def timeline_plot(store: Store, run_id: int) -> bytes:
     return verdict_timeline_svg([(p.at, p.verdict) for p in points], start=start, end=end)
 
 
-def export_selection(store: Store, ids: list[int], fmt: Literal["markdown", "json"]) -> bytes:
-    """The chosen findings as an export (the `transfuzz export` format), zipped; ValueError when none match."""
-    from agent.export.environment import capture_environment
-    from agent.export.writer import write_export
+@dataclass
+class RejectedChoice:
+    """A chosen finding the reviewer rejected: what the export page lists before including it."""
 
+    id: int
+    target_api: str
+    verdict: str
+    reviewer: str
+    note: str
+
+
+def check_selection(ids: list[int]) -> None:
     if not ids:
         raise ValueError("choose at least one finding to export")
     if len(ids) > MAX_EXPORT:
         raise ValueError(f"export at most {MAX_EXPORT} findings at a time, got {len(ids)}")
+
+
+def rejected_choices(store: Store, ids: list[int]) -> list[RejectedChoice]:
+    """The chosen findings whose review status is rejected, with their last decision's reviewer and note."""
+    from agent.export.pipeline import select_findings
+    from agent.review.decide import last_decision
+    from agent.review.lineage import target_api
+
+    check_selection(ids)
+    rejected = select_findings(store, ids).rejected
+    choices = []
     with store.session() as session:
-        records = findings_by_ids(session, ids)
-    if not records:
-        raise ValueError("none of the chosen findings exists")
-    groups = group_by_signature(records)
-    # collect_env spawns pip and friends (seconds); a reviewer's download must not wait for it.
-    environment = capture_environment(collect_env=False)
+        for record in rejected:
+            last = last_decision(session, record.id)
+            choices.append(RejectedChoice(id=record.id, target_api=target_api(record), verdict=record.verdict,
+                                          reviewer=last.reviewer if last else "", note=last.note if last else ""))
+    return choices
+
+
+def export_selection(store: Store, ids: list[int], fmt: Literal["markdown", "json"], *,
+                     include_rejected: bool = False) -> bytes:
+    """The chosen findings exported as `transfuzz export` exports them (agent/export/pipeline.export_selection:
+    the same grouping, contexts and environment), zipped; rejected findings only with ``include_rejected``.
+    ValueError when nothing is left to export."""
+    from agent.export.pipeline import export_selection as write_selection
+
+    check_selection(ids)
     buffer = io.BytesIO()
     with tempfile.TemporaryDirectory(prefix="transfuzz_export_") as folder:
-        write_export(groups, Path(folder), status="selection", fmt=fmt, environment=environment)
+        write_selection(store, ids, Path(folder), fmt=fmt, include_rejected=include_rejected)
         with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
             for path in sorted(Path(folder).iterdir()):
                 if path.is_file():
