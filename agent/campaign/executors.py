@@ -51,7 +51,8 @@ RAY_START_TIMEOUT_S = 300.0  # a new actor imports torch and starts its sandboxe
 
 
 class Executor(Protocol):
-    def submit(self, spec: HarnessSpec, budget_s: float | None = None) -> Future[HarnessResult]: ...
+    def submit(self, spec: HarnessSpec, budget_s: float | None = None,
+               max_executions: int | None = None) -> Future[HarnessResult]: ...
 
     def close(self) -> None: ...
 
@@ -92,8 +93,9 @@ class SandboxedWorkerActor:
         self.pool.__enter__()
         self.pool.warm()
 
-    def run(self, spec: dict[str, Any], budget_s: float | None) -> dict[str, Any]:
-        return self.pool.submit(HarnessSpec.from_dict(spec), budget_s=budget_s).result().to_dict()
+    def run(self, spec: dict[str, Any], budget_s: float | None, max_executions: int | None = None) -> dict[str, Any]:
+        return self.pool.submit(HarnessSpec.from_dict(spec), budget_s=budget_s,
+                                max_executions=max_executions).result().to_dict()
 
     def pid(self) -> int:
         return os.getpid()
@@ -128,7 +130,8 @@ class RayExecutor:
         self.pool_options = {"task_timeout_s": task_timeout_s, "memory_limit_mb": memory_limit_mb,
                              "sandbox": sandbox, "instrument": instrument, "preload_opinfo": preload_opinfo,
                              **pool_options}
-        self._tasks: queue.Queue[tuple[HarnessSpec, float | None, Future[HarnessResult]] | None] = queue.Queue()
+        self._tasks: queue.Queue[tuple[HarnessSpec, float | None, int | None, Future[HarnessResult]] | None] = (
+            queue.Queue())
         self._threads: list[threading.Thread] = []
         self._actors: dict[int, tuple[bool, Any]] = {}  # slot -> (gpu?, its one live actor handle)
         self._gpu_share = 0.0  # the GPU each GPU actor asks for; 0: the cluster has none
@@ -160,9 +163,10 @@ class RayExecutor:
     def __exit__(self, *exc: Any) -> None:
         self.close()
 
-    def submit(self, spec: HarnessSpec, budget_s: float | None = None) -> Future[HarnessResult]:
+    def submit(self, spec: HarnessSpec, budget_s: float | None = None,
+               max_executions: int | None = None) -> Future[HarnessResult]:
         future: Future[HarnessResult] = Future()
-        self._tasks.put((spec, budget_s, future))
+        self._tasks.put((spec, budget_s, max_executions, future))
         return future
 
     def close(self) -> None:
@@ -218,16 +222,17 @@ class RayExecutor:
             item = self._tasks.get()
             if item is None:
                 return
-            spec, budget_s, future = item
+            spec, budget_s, max_executions, future = item
             if not future.set_running_or_notify_cancel():
                 continue
             try:
-                future.set_result(self._run(slot, spec, budget_s))
+                future.set_result(self._run(slot, spec, budget_s, max_executions))
             except Exception as exc:  # executor machinery failed: an `error` verdict, never a lost task
                 future.set_result(HarnessResult(ERROR, f"ray executor failure: {type(exc).__name__}: {exc}",
                                                 spec_id=spec.spec_id))
 
-    def _run(self, slot: int, spec: HarnessSpec, budget_s: float | None) -> HarnessResult:
+    def _run(self, slot: int, spec: HarnessSpec, budget_s: float | None,
+             max_executions: int | None = None) -> HarnessResult:
         """Run on this slot's actor; an actor that dies loses only this harness, which runs again on a fresh one.
         Every wait is bounded (Note [Actors that can be placed]): an actor that cannot start, or that stops
         answering, is an `error` verdict and is not tried again."""
@@ -246,7 +251,7 @@ class RayExecutor:
                         return self._failed(spec, lost, f"no Ray node started an actor with {self.num_cpus:g} CPU"
                                             f"{f' and {self._gpu_share:g} GPU' if gpu else ''} within "
                                             f"{self.start_timeout_s:.0f} s")
-                answer = self._ray.get(actor.run.remote(spec.to_dict(), budget_s), timeout=answer_timeout)
+                answer = self._ray.get(actor.run.remote(spec.to_dict(), budget_s, max_executions), timeout=answer_timeout)
                 result = HarnessResult.from_dict(answer)
                 if lost:
                     result.evidence["ray_actors_lost"] = lost

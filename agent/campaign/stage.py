@@ -4,7 +4,11 @@ The budget is shared by a scheduler (agent/campaign/schedule.py): `halving` (def
 harness briefly and gives the rest of the time, round by round, to the half with the most signal;
 `even` gives every harness the same share in one round (the old rule). Agreement on fewer than
 `min_inputs` compared inputs (both modes ran and were compared, over all rounds) is stored as `inconclusive`
-and left pending for the next campaign.
+and left pending for the next campaign. `max_executions` bounds a harness's work (inputs over all its rounds):
+a campaign whose harnesses all reach it ends before its time budget, which stays a cap.
+The budget decides which harnesses start, never whether the campaign makes progress: the first harness of every
+worker starts whatever the clock says (starting a Ray instance may take longer than a short budget; the local
+pool's first tasks are queued before its workers start), with the shortest share, so each campaign decides work.
 A killed campaign loses at most the harnesses still in play: they stay `running` with a claim time and
 the next campaign hands them back once that run's heartbeat has gone stale.
 """
@@ -52,6 +56,7 @@ class CampaignConfig:
     probe_fraction: float = 0.3  # halving: share of the budget spent on the first probe of every harness
     executor: str = "local"  # local (process pool) | ray (actors, each one warm sandboxed worker)
     ray_address: str | None = None  # ray: "auto", "ray://host:10001", or None for a new local instance
+    max_executions: int | None = None  # inputs per harness over all its rounds; None: the time budget alone
 
     def validate(self) -> None:
         if self.budget_s <= 0:
@@ -66,6 +71,8 @@ class CampaignConfig:
             raise ValueError(f"scheduler must be one of {', '.join(SCHEDULERS)}")
         if self.min_inputs < 1:
             raise ValueError("min_inputs must be at least 1")
+        if self.max_executions is not None and self.max_executions < 1:
+            raise ValueError("max_executions must be at least 1")
         from fuzz_core.instrument.levels import LEVELS
 
         if self.instrument not in LEVELS:
@@ -185,15 +192,25 @@ def run_campaign(store: Store, config: CampaignConfig, *, on_result: ResultCallb
     heart.start()
     in_flight: dict[Future, TaskState] = {}
     claimed: set[int] = set()
+    started_tasks = 0  # tasks handed to the executor: the first `workers` start whatever the clock says
+
+    def executions_left(state: TaskState) -> int | None:
+        return None if config.max_executions is None else max(config.max_executions - state.executions, 0)
+
+    def spent(state: TaskState) -> bool:
+        """No more rounds for this task: its verdict cannot change, or it ran all the inputs it may."""
+        return state.is_final() or executions_left(state) == 0
 
     def run_round(queue: list[TaskState], budget_for: Callable[[int], float]) -> None:
         """Run each task once with the budget `budget_for(tasks not yet started)` gives at its start; stop at
         the deadline."""
+        nonlocal started_tasks
         queue = list(queue)
         while queue or in_flight:
             while queue and len(in_flight) < config.workers:
                 budget = budget_for(len(queue))
-                if time.monotonic() + min(budget, config.min_harness_budget_s) > deadline:
+                if (started_tasks >= config.workers
+                        and time.monotonic() + min(budget, config.min_harness_budget_s) > deadline):
                     summary.exit_reason = "budget"
                     queue.clear()
                     break
@@ -217,7 +234,8 @@ def run_campaign(store: Store, config: CampaignConfig, *, on_result: ResultCallb
                     state.results.append(HarnessResult(verdict="error", reason=f"harness spec does not load: {exc}"))
                     finish(state)
                     continue
-                in_flight[pool.submit(spec, budget_s=left)] = state
+                in_flight[pool.submit(spec, budget_s=left, max_executions=executions_left(state))] = state
+                started_tasks += 1
             if not in_flight:
                 continue
             done, _ = wait(list(in_flight), return_when=FIRST_COMPLETED)
@@ -228,7 +246,7 @@ def run_campaign(store: Store, config: CampaignConfig, *, on_result: ResultCallb
                 except Exception as exc:  # the pool itself failed on this task: record it as a tool error
                     result = HarnessResult(verdict="error", reason=f"worker pool failure: {type(exc).__name__}: {exc}")
                 state.results.append(result)
-                if config.scheduler == "even" or state.is_final():
+                if config.scheduler == "even" or spent(state):
                     finish(state)
 
     try:
@@ -253,7 +271,7 @@ def run_campaign(store: Store, config: CampaignConfig, *, on_result: ResultCallb
                 run_round(states, lambda _waiting: probe)
                 summary.rounds = 1
                 while True:
-                    candidates = [s for s in states if s.results and not s.done]
+                    candidates = [s for s in states if s.results and not s.done and not spent(s)]
                     time_left = deadline - time.monotonic()
                     if not candidates or time_left < config.min_harness_budget_s:
                         break

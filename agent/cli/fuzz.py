@@ -22,13 +22,17 @@ InstrumentOpt = Annotated[str, typer.Option("--instrument", help="none, module, 
                                             "and, on a confirmed finding, localisation and traces at this level.")]
 MinInputsOpt = Annotated[int, typer.Option("--min-inputs", min=1, help="Compared inputs a pass needs; fewer is "
                                            "'inconclusive' and retried by the next fuzz.")]
+MaxExecutionsOpt = Annotated[int | None, typer.Option("--max-executions", min=1, help="At most this many inputs per "
+                              "harness; a campaign whose harnesses all reach it ends before its --budget, which "
+                              "stays a cap.")]
 SchedulerOpt = Annotated[str, typer.Option("--scheduler", help="halving (probe every harness, then more time to those "
                                            "with signal) or even (the same share for every harness).")]
 
 
 def campaign_config(budget: str, workers: int, sampling: float, precision: str, seed: int = 0,
                     workdir: str | None = None, no_sandbox: bool = False, *, instrument: str = "op",
-                    min_inputs: int = 50, scheduler: str = "halving"):  # type: ignore[no-untyped-def]
+                    min_inputs: int = 50, scheduler: str = "halving",
+                    max_executions: int | None = None):  # type: ignore[no-untyped-def]
     """Validate the campaign options; exit 2 with one line on a bad value."""
     from agent.campaign.stage import CampaignConfig
     from agent.cli.budget import parse_budget
@@ -39,6 +43,7 @@ def campaign_config(budget: str, workers: int, sampling: float, precision: str, 
             raise ValueError(f"budget {budget!r}: a campaign budget is a duration (90s, 10m, 1h)")
         config = CampaignConfig(budget_s=parsed.seconds, workers=workers, sampling=sampling,
                                 precision=precision, seed=seed, instrument=instrument, min_inputs=min_inputs,
+                                max_executions=max_executions,
                                 scheduler=scheduler,
                                 workdir=str(Path(workdir).expanduser().resolve()) if workdir else None)
         config.validate()
@@ -61,6 +66,7 @@ def fuzz(
     no_sandbox: NoSandboxOpt = False,
     instrument: InstrumentOpt = "op",
     min_inputs: MinInputsOpt = 50,
+    max_executions: MaxExecutionsOpt = None,
     scheduler: SchedulerOpt = "halving",
     executor: ExecutorOpt = "local",
     ray_address: RayAddressOpt = None,
@@ -80,7 +86,8 @@ def fuzz(
 
     cli = get_ctx(ctx)
     config = campaign_config(budget, workers, sampling, precision, seed, cli.settings.artifacts_dir, no_sandbox,
-                             instrument=instrument, min_inputs=min_inputs, scheduler=scheduler)
+                             instrument=instrument, min_inputs=min_inputs, scheduler=scheduler,
+                             max_executions=max_executions)
     config.stale_after_s = stale_after
     config.heartbeat_s = min(config.heartbeat_s, stale_after / 3)  # a live driver never looks stale to another
     apply_executor(config, executor, ray_address)

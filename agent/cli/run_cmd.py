@@ -13,7 +13,7 @@ from agent.cli.llm_opts import LlmBudgetOpt, LlmOpt, LlmTimeoutOpt, ModelOpt, ll
 from agent.text_safety import rich_text
 from agent.cli.json_out import format_measure
 from agent.cli.run_summary import RunSummary, TopFinding
-from agent.cli.fuzz import (BudgetOpt, InstrumentOpt, MinInputsOpt, PrecisionOpt, SamplingOpt, SchedulerOpt, WorkersOpt,
+from agent.cli.fuzz import (BudgetOpt, InstrumentOpt, MaxExecutionsOpt, MinInputsOpt, PrecisionOpt, SamplingOpt, SchedulerOpt, WorkersOpt,
                             campaign_config)
 from agent.cli.ingest_cmd import CommentsOpt, LabelOpt, SinceOpt, StateOpt
 from agent.cli.ci_opts import (AllowErrorsOpt, ExecutorOpt, FailOnOpt, JunitOpt, RayAddressOpt, SarifOpt,
@@ -41,6 +41,7 @@ def run(
     no_sandbox: NoSandboxOpt = False,
     instrument: InstrumentOpt = "op",
     min_inputs: MinInputsOpt = 50,
+    max_executions: MaxExecutionsOpt = None,
     scheduler: SchedulerOpt = "halving",
     llm: LlmOpt = None,
     model: ModelOpt = None,
@@ -66,7 +67,8 @@ def run(
     cli = get_ctx(ctx)
     filters = _ingest_filters(source, label, state, since, comments)
     config = campaign_config(budget, workers, sampling, precision, seed, cli.settings.artifacts_dir, no_sandbox,
-                             instrument=instrument, min_inputs=min_inputs, scheduler=scheduler)
+                             instrument=instrument, min_inputs=min_inputs, scheduler=scheduler,
+                             max_executions=max_executions)
     apply_executor(config, executor, ray_address)
     check_gate(fail_on, allow_errors)
     whole_budget_s = config.budget_s

@@ -123,7 +123,9 @@ def test_a_ray_actor_killed_mid_harness_loses_only_that_harness_which_runs_again
     try:
         killer = threading.Thread(target=kill_the_first_actor, daemon=True)
         killer.start()
-        config = CampaignConfig(budget_s=40, workers=1, scheduler="even", min_inputs=1, min_harness_budget_s=1,
+        # Each harness runs its 4 s (the kill lands inside the first); the campaign's budget is only a cap far
+        # above the work, so that it completes does not depend on how fast a busy machine restarts the actor.
+        config = CampaignConfig(budget_s=900, workers=1, scheduler="even", min_inputs=1, min_harness_budget_s=1,
                                 max_harness_budget_s=4, workdir=str(tmp_path), executor="ray")
         summary = run_campaign(store, config, pool_factory=make)
         killer.join(timeout=5)

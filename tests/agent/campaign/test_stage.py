@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from functools import partial
 
 from agent.campaign.stage import CampaignConfig, run_campaign
@@ -81,3 +82,50 @@ def test_halving_gives_a_harness_more_rounds_until_it_has_enough_inputs(store: S
         finding = session.query(models.Finding).filter_by(harness_id=hid).one()
         assert finding.evidence["rounds"] >= 3 and finding.evidence["executions_total"] >= 50
         assert session.get(models.Harness, hid).status == "done"
+
+
+def test_max_executions_bounds_the_work_and_the_campaign_ends_before_its_cap(store: Store, tmp_path) -> None:
+    """Work bounded by inputs: every harness stops at max_executions (over all its rounds), so the campaign
+    completes on its own with the time budget only a cap; halving gives no round past the bound."""
+    pattern_id = add_issue_with_pattern(store)
+    with store.session() as session:
+        (candidate,) = tq.add_candidates(session, pattern_id, [{"target_api": "torch.relu", "score": 0.9}])
+        ids = [tq.add_harness(session, candidate.id, {**GOOD, "seed": seed}).id for seed in (3, 4)]
+    for scheduler in ("even", "halving"):
+        config = CampaignConfig(budget_s=3600, workers=1, min_harness_budget_s=1, workdir=str(tmp_path),
+                                min_inputs=10, max_executions=40, scheduler=scheduler)
+        summary = run_campaign(store, config, pool_factory=partial(WorkerPool, preload_opinfo=False))
+        assert summary.exit_reason == "completed" and summary.verdicts == {"passed": 2}, (scheduler, summary)
+        assert summary.executions == 80
+        with store.session() as session:
+            for finding in session.query(models.Finding).filter_by(run_id=summary.run_id):
+                assert finding.evidence["executions_total"] == 40 and finding.evidence["rounds"] == 1
+            for hid in ids:  # passed: done; put them back for the other scheduler
+                harness = session.get(models.Harness, hid)
+                assert harness.status == "done"
+                harness.status = "pending"
+
+
+def test_every_worker_starts_a_harness_even_when_the_executor_outlasts_the_budget(store: Store, tmp_path) -> None:
+    """An executor that takes longer to start than the whole budget (a Ray instance on a busy machine) still
+    runs one harness per worker: each campaign decides work; the others stay pending, never claimed."""
+    pattern_id = add_issue_with_pattern(store)
+    with store.session() as session:
+        (candidate,) = tq.add_candidates(session, pattern_id, [{"target_api": "torch.relu", "score": 0.9}])
+        ids = [tq.add_harness(session, candidate.id, {**GOOD, "seed": seed}).id for seed in (3, 4, 5)]
+    budget_s = 0.5
+
+    class SlowToStart(WorkerPool):
+        def __enter__(self) -> WorkerPool:
+            time.sleep(budget_s + 0.2)  # start-up alone outlasts the campaign's budget
+            return super().__enter__()
+
+    config = CampaignConfig(budget_s=budget_s, workers=2, min_harness_budget_s=1, workdir=str(tmp_path),
+                            min_inputs=1, scheduler="even")
+    summary = run_campaign(store, config, pool_factory=partial(SlowToStart, preload_opinfo=False))
+    assert summary.exit_reason == "budget" and summary.harnesses == 2 and summary.verdicts == {"passed": 2}
+    assert summary.left_pending == 1
+    with store.session() as session:
+        statuses = sorted(session.get(models.Harness, hid).status for hid in ids)
+        assert statuses == ["done", "done", "pending"]
+        assert session.get(models.Harness, ids[2]).attempts == 0  # the third was never claimed
