@@ -68,6 +68,25 @@ class HarnessSpec:
         bad = [v for v in self.trigger.get("shape", []) if v not in SHAPE_TRIGGERS]
         if bad:
             raise SpecError(f"unknown shape triggers {bad}; expected some of {SHAPE_TRIGGERS}")
+        self._bound_params()
+
+    def _bound_params(self) -> None:
+        """Keep only trigger params within Note [Trigger parameter bounds], typed from the API's
+        signature; the others are dropped (not an error) and ``trigger["dropped_params"]`` says why."""
+        params = self.trigger.get("params")
+        if not params:
+            return
+        from fuzz_core.trigger_params import check_params
+
+        if not isinstance(params, dict):
+            kept, dropped = {}, {"params": "not an object of name -> value"}
+        else:
+            typed_by = None if self.input_source == "code" else self.api
+            kept, dropped = check_params(params, api=typed_by)
+        if dropped:
+            earlier = self.trigger.get("dropped_params")
+            earlier = dict(earlier) if isinstance(earlier, dict) else {}
+            self.trigger = {**self.trigger, "params": kept, "dropped_params": {**earlier, **dropped}}
 
     def input_description(self) -> Any:
         """The validated InputDescription of a "described" spec (SpecError names what is wrong)."""

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import re
 from enum import StrEnum
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_serializer, model_validator
+from pydantic.json_schema import SkipJsonSchema
 
 
 class PatternKind(StrEnum):
@@ -89,7 +90,12 @@ class Mode(BaseModel):
 
 
 class Trigger(BaseModel):
-    """Input conditions under which the bug shows; empty means any ordinary input."""
+    """Input conditions under which the bug shows; empty means any ordinary input.
+
+    ``params`` hold only values within Note [Trigger parameter bounds] (fuzz_core/trigger_params.py);
+    any other is dropped when the trigger is built, never an error, and ``dropped_params`` keeps
+    why (parameter name -> reason), beside the trigger wherever it is stored.
+    """
 
     model_config = ConfigDict(frozen=True)
 
@@ -98,6 +104,15 @@ class Trigger(BaseModel):
     layout: LayoutCondition | None = None
     shape: list[ShapeCondition] = Field(default_factory=list)
     params: dict[str, str] = Field(default_factory=dict)
+    # not part of any answer's schema: filled by the bounds check below
+    dropped_params: SkipJsonSchema[dict[str, str]] = Field(default_factory=dict)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _bounded_params(cls, data: Any) -> Any:
+        if not isinstance(data, dict) or not data.get("params"):
+            return data
+        return {**data, **bounded_params(data["params"], data.get("dropped_params"))}
 
     @field_validator("dtypes")
     @classmethod
@@ -107,16 +122,34 @@ class Trigger(BaseModel):
                 raise ValueError(f"bad dtype name {name!r}")
         return value
 
-    @field_validator("params")
-    @classmethod
-    def _param_names(cls, value: dict[str, str]) -> dict[str, str]:
-        for key in value:
-            if not _OPTION_KEY_RE.match(key):
-                raise ValueError(f"bad parameter name {key!r}")
-        return value
+    @model_serializer(mode="wrap")
+    def _without_empty_drops(self, handler: Any) -> Any:
+        """A trigger that dropped nothing dumps as it always did (stored rows, spec ids)."""
+        data = handler(self)
+        if isinstance(data, dict) and not data.get("dropped_params"):
+            data.pop("dropped_params", None)
+        return data
 
     def is_empty(self) -> bool:
         return not (self.dtypes or self.special_values or self.layout or self.shape or self.params)
+
+
+def bounded_params(raw: Any, earlier: Any = None, *, api: str | None = None) -> dict[str, Any]:
+    """``params`` and ``dropped_params`` of a trigger whose raw params were ``raw`` (Note [Trigger
+    parameter bounds]); JSON numbers and lists of an answer become the text a pattern holds."""
+    from fuzz_core.trigger_params import MAX_PARAMS, MAX_REASON, check_params, param_text
+
+    dropped: dict[str, str] = {}
+    if isinstance(earlier, dict):  # reasons recorded before, e.g. a stored trigger read back
+        dropped.update({str(k)[:64]: str(v)[:MAX_REASON] for k, v in list(earlier.items())[:MAX_PARAMS]})
+    if not isinstance(raw, dict):
+        return {"params": {}, "dropped_params": {**dropped, "params": "not an object of name -> value"}}
+    texts: dict[Any, Any] = {}
+    for name, value in raw.items():
+        text = param_text(value)
+        texts[name] = text if text is not None else value
+    check = check_params(texts, api=api, as_text=True)
+    return {"params": check.kept, "dropped_params": {**dropped, **check.dropped}}
 
 
 class OracleKind(StrEnum):
@@ -186,6 +219,18 @@ class BugPattern(BaseModel):
             raise ValueError(f"api must be a qualified Python name like torch.nn.functional.relu, got {value!r}")
         return _public_torch_api(value)
 
+    @model_validator(mode="after")
+    def _typed_params(self) -> BugPattern:
+        """Params typed from the API's signature (Note [Trigger parameter bounds]); misfits dropped."""
+        if not self.trigger.params:
+            return self
+        checked = bounded_params(dict(self.trigger.params), dict(self.trigger.dropped_params), api=self.api)
+        if checked["params"] == self.trigger.params:
+            return self
+        trigger = self.trigger.model_copy(update=checked)
+        object.__setattr__(self, "trigger", trigger)  # frozen: replaced once, while it is being built
+        return self
+
     def to_formal(self, *, ascii: bool = False) -> str:
         from agent.patterns.formal import to_formal
 
@@ -193,4 +238,6 @@ class BugPattern(BaseModel):
 
     def formal_part(self) -> dict:
         """The fields the formal notation carries (metadata such as repro excluded)."""
-        return self.model_dump(include={"kind", "api", "reference_mode", "test_mode", "trigger", "oracle"})
+        data = self.model_dump(include={"kind", "api", "reference_mode", "test_mode", "trigger", "oracle"})
+        data["trigger"].pop("dropped_params", None)  # why params were dropped is not part of the pattern
+        return data

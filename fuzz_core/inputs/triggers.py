@@ -17,10 +17,16 @@ from fuzz_core.tensors import map_tensors, tensor_leaves
 _CONDITION = re.compile(r"^\s*(>=|<=|>|<|==|!=)\s*(-?\d+(?:\.\d+)?)\s*$")
 
 
+_FLOAT_WORDS = {"nan": float("nan"), "inf": float("inf"), "-inf": float("-inf")}
+
+
 def value_for_condition(condition: Any) -> Any:
-    """A value satisfying `condition`: a literal is itself; '> 0' → 1, '>= 2' → 2, '< 0' → -1, '!= 0' → 1."""
+    """A value satisfying `condition`: a literal is itself; '> 0' → 1, '>= 2' → 2, '< 0' → -1, '!= 0' → 1;
+    the words nan/inf/-inf (how a pattern spells float('nan'), which is no literal) are those floats."""
     if not isinstance(condition, str):
         return condition
+    if condition in _FLOAT_WORDS:
+        return _FLOAT_WORDS[condition]
     match = _CONDITION.match(condition)
     if not match:
         return condition
