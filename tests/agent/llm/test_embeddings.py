@@ -48,6 +48,21 @@ def test_a_hanging_endpoint_is_a_timeout() -> None:
     assert len(server.embedding_requests) == 1
 
 
+def test_the_run_budget_cuts_a_batch_in_flight() -> None:
+    from agent.llm.errors import LlmBudgetExceeded
+    from agent.llm.limits import LlmBudget
+
+    budget = LlmBudget()
+    with ScriptedServer([], embedding_faults=[Reply(status=500, drip_interval_s=0.2)]) as server:
+        client = _client(server.base_url, timeout_s=600.0, budget=budget)
+        budget.set_deadline(1.0)
+        with pytest.raises(LlmBudgetExceeded, match="time budget ran out during an embeddings request"):
+            client.embed(TEXTS)
+        delivery = server.deliveries[0]
+        assert delivery.done.wait(120), "the server never finished or noticed the client leave"
+    assert delivery.closed_early and delivery.sent < delivery.total // 4, delivery
+
+
 def test_an_oversized_batch_answer_is_refused() -> None:
     with ScriptedServer([]) as server:
         with pytest.raises(LlmResponseTooLarge, match="size cap of 512 bytes"):
