@@ -10,8 +10,17 @@ LOW_PRECISION = (torch.float16, torch.bfloat16)
 
 
 # Plain recursion over tuple/list/dict: the hot loop calls these several times per execution and
-# torch's general pytree costs several times more for the small structures of op calls.
+# torch's general pytree costs several times more for the small structures of op calls. Plain tuples, lists,
+# dicts and tensors are recognised by exact type first, and tensor leaves are mapped without a further call
+# (Note [The hot loop] in fuzz_core/campaign.py); subclasses (namedtuples, Parameters) take the general path.
 def map_tensors(obj: Any, fn: Callable[[torch.Tensor], Any]) -> Any:
+    kind = type(obj)
+    if kind is tuple:
+        return tuple([fn(v) if type(v) is _Tensor else map_tensors(v, fn) for v in obj])
+    if kind is dict:
+        return {k: fn(v) if type(v) is _Tensor else map_tensors(v, fn) for k, v in obj.items()}
+    if kind is list:
+        return [fn(v) if type(v) is _Tensor else map_tensors(v, fn) for v in obj]
     if isinstance(obj, torch.Tensor):
         return fn(obj)
     if isinstance(obj, tuple):
@@ -24,8 +33,23 @@ def map_tensors(obj: Any, fn: Callable[[torch.Tensor], Any]) -> Any:
     return obj
 
 
+_Tensor = torch.Tensor
+
+
 def _collect(obj: Any, out: list[torch.Tensor]) -> None:
-    if isinstance(obj, torch.Tensor):
+    kind = type(obj)
+    if kind is _Tensor:
+        out.append(obj)
+    elif kind is tuple or kind is list:
+        for v in obj:
+            if type(v) is _Tensor:
+                out.append(v)
+            else:
+                _collect(v, out)
+    elif kind is dict:
+        for v in obj.values():
+            _collect(v, out)
+    elif isinstance(obj, torch.Tensor):
         out.append(obj)
     elif isinstance(obj, (tuple, list)):
         for v in obj:
