@@ -4,6 +4,23 @@ The confirmation checks live in fuzz_core/confirm.py. For compiled test modes th
 runs many: new shapes (each a recompilation) are admitted only while compilation has taken less than
 COMPILE_SHARE of the elapsed time; otherwise the next input is a value mutation of an input whose shapes
 are already compiled.
+
+Note [The hot loop]
+A harness runs thousands of inputs, and on small ops the differential check itself (both modes and the
+comparison) costs tens of microseconds, so everything else the loop does per input is paid against that.
+Measured with benchmarks/fuzz_throughput.py --profile (sigmoid on 8x8, eager vs jit.trace, CPU time per
+input): choosing the parent and the mutator and mutating it, the two runs, the non-finite count, the coverage
+measurement, the progress record. What the loop does about each:
+- coverage is measured on a sample of inputs (Note [Sampled coverage] in fuzz_core/cgf/selector.py), and the
+  op-level dispatch scope is entered only around measured ones;
+- outputs identical leaf for leaf (NaN where NaN) pass without the full comparison (`identical_outputs`):
+  the full oracle, and the float64 confirmation, run only on inputs that disagree;
+- per-mode lookups (the compile mode a mode runs through) are made once per mode, not per input;
+- the value-mutator weights (compiled modes reusing compiled shapes) are made once, not per input; mutators use
+  one reused torch generator reseeded per step (their draws are the recipe a crash replays);
+- no per-input copy of the corpus; the worker's progress record is a copy into a memory-mapped file
+  (fuzz_core/worker_main.py ProgressFile), so a crash or hang still names its input.
+The sandboxed pool batches all of a harness's inputs into one round trip: the worker answers once per harness.
 """
 
 from __future__ import annotations
@@ -189,6 +206,8 @@ class Campaign:
         self.mutators = list(mutators or DEFAULT_MUTATORS)
         self._mutator_weights = torch.tensor([float(getattr(m, "weight", 1.0)) for m in self.mutators])
         self._value_mutators = [i for i, m in enumerate(self.mutators) if m.name in VALUE_MUTATORS]
+        self._value_weights = torch.zeros_like(self._mutator_weights)  # reuse of compiled shapes: value mutators only
+        self._value_weights[self._value_mutators] = self._mutator_weights[self._value_mutators]
         self.progress = progress
         self.instrument = instrument
         self.tally = Tally()
@@ -428,10 +447,7 @@ class Campaign:
             compiled = [entry for entry in corpus if structure_key(entry.sample.tree(), with_shapes=True)
                         in self.compiled_shapes]
             view = compiled or corpus
-        weights = self._mutator_weights
-        if reuse and self._value_mutators:
-            weights = torch.zeros_like(weights)
-            weights[self._value_mutators] = self._mutator_weights[self._value_mutators]
+        weights = self._value_weights if reuse and self._value_mutators else self._mutator_weights
         for _attempt in range(64):  # some mutators do not apply to some inputs; only give up on none
             parent = view[self.selector.select(view, gen)]
             parent.picked += 1
