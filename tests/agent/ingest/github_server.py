@@ -43,6 +43,8 @@ class GitHubState:
     faults: list[str] = field(default_factory=list)
     log: list[Logged] = field(default_factory=list)
     early_requests: int = 0  # requests made while the primary limit was used up
+    early_retries: int = 0  # requests made before a secondary limit's Retry-After had passed
+    retry_not_before: float = 0.0  # monotonic time before which a request breaks the last Retry-After
     limit: int = 5000
     remaining: int = 5000  # at 0, requests before reset_at are refused (403) and counted
     reset_at: int = field(default_factory=lambda: int(time.time()) + 3600)
@@ -88,6 +90,10 @@ class _Handler(BaseHTTPRequestHandler):
         with state.lock:
             state.log.append(self._entry)
             fault = state.faults.pop(0) if state.faults else None
+            if time.monotonic() < state.retry_not_before:
+                state.early_retries += 1
+            if fault == "secondary":
+                state.retry_not_before = time.monotonic() + 1.0  # the Retry-After sent below
             if state.remaining <= 0 and time.time() >= state.reset_at:
                 state.remaining = state.limit  # the window rolled over
             blocked = state.remaining <= 0
