@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -25,8 +26,14 @@ def pretty_json(value: Any) -> str:
 
 
 
+NONFINITE_WORDS = {"nan": "NaN", "inf": "Inf", "+inf": "Inf", "-inf": "-Inf", "infinity": "Inf", "-infinity": "-Inf"}
+
+
 def value(number: Any) -> str:
-    """A measured element: 6 significant digits, NaN/Inf spelled out (stored float max reads as inf)."""
+    """A measured element: 6 significant digits, NaN/Inf spelled out (stored float max reads as inf; fuzz_core
+    stores non-finite numbers in JSON as the strings "nan"/"inf"/"-inf")."""
+    if isinstance(number, str) and number.strip().lower() in NONFINITE_WORDS:
+        return NONFINITE_WORDS[number.strip().lower()]
     if isinstance(number, bool) or not isinstance(number, (int, float)):
         return str(number)
     if math.isnan(number):
@@ -37,7 +44,9 @@ def value(number: Any) -> str:
 
 
 def nonfinite(number: Any) -> bool:
-    return isinstance(number, float) and not math.isfinite(number)
+    if isinstance(number, str):
+        return number.strip().lower() in NONFINITE_WORDS
+    return isinstance(number, float) and (not math.isfinite(number) or abs(number) >= 1.7976931348623157e308)
 
 
 VERDICT_WORDS = {
@@ -70,7 +79,8 @@ def verdict_sentence(verdict: str, api: str, table: Any, mismatch_count: Any, to
     sentence = (f"{words}: {api} under {table.test_mode} gives {value(worst.test)} where {table.reference_mode} gives "
                 f"{value(worst.reference)} and float64 gives {value(worst.float64)}")
     if isinstance(mismatch_count, int) and not isinstance(mismatch_count, bool):
-        sentence += f" ({mismatch_count} of {total} elements differ)" if isinstance(total, int) else \
+        sentence += (f" ({mismatch_count} of {total} element{'s' if total != 1 else ''} "
+                     f"differ{'s' if mismatch_count == 1 else ''})") if isinstance(total, int) else \
             f" ({mismatch_count} element{'s' if mismatch_count != 1 else ''} differ{'s' if mismatch_count == 1 else ''})"
     if verdict != "confirmed" and reason:
         sentence += f"; held back because {_reason_head(reason, 160)}"
@@ -78,3 +88,51 @@ def verdict_sentence(verdict: str, api: str, table: Any, mismatch_count: Any, to
 
 
 FILTERS = {"number": number, "when": when, "pretty_json": pretty_json, "value": value, "nonfinite": nonfinite}
+
+
+@dataclass
+class InputRow:
+    """One argument of the failing input as the finding page shows it."""
+
+    name: str
+    kind: str  # "float32 [2, 8]", or "literal"
+    values: list[str] | None  # every element (flattened), when the tensor is small
+    summary: str | None  # for a large tensor, or one whose values were not saved
+    nonfinite: bool  # any NaN/Inf in it (marked on the page: NaN/Inf inputs make many bugs)
+
+
+def _shape(shape: Any) -> str:
+    return "[" + ", ".join(str(s) for s in shape) + "]" if isinstance(shape, list) else "[?]"
+
+
+def input_rows(inputs: list[Any], described: Any = None) -> list[InputRow]:
+    """The saved input's arguments (agent.review.values.read_inputs), or, when none could be read, the shapes
+    and dtypes the evidence describes (an InputDescription), marked as such."""
+    rows: list[InputRow] = []
+    for item in inputs:
+        if isinstance(item, dict):
+            rows.append(InputRow(name=str(item.get("name", "?")), kind="literal", values=[str(item.get("value"))],
+                                 summary=None, nonfinite=False))
+            continue
+        kind = f"{item.dtype} {_shape(item.shape)}"
+        bad = bool(item.nan or item.inf)
+        if item.values is not None:
+            rows.append(InputRow(name=item.name, kind=kind, values=[value(v) for v in item.values], summary=None,
+                                 nonfinite=bad))
+        else:
+            count = math.prod(item.shape) if item.shape else 1
+            head = ", ".join(value(v) for v in item.first or [])
+            rows.append(InputRow(
+                name=item.name, kind=kind, values=None, nonfinite=bad,
+                summary=(f"{count} elements: min {value(item.min)}, max {value(item.max)}, {item.nan} NaN, "
+                         f"{item.inf} Inf; first {len(item.first or [])}: {head}")))
+    if rows or described is None:
+        return rows
+    for i, tensor in enumerate(getattr(described, "tensors", None) or []):
+        if tensor is None:
+            continue
+        dtype = str(tensor.dtype or "?").removeprefix("torch.")
+        layout = "" if tensor.contiguous in (None, True) else f", strides {_shape(tensor.stride)} (not contiguous)"
+        rows.append(InputRow(name=f"tensor {i}", kind=f"{dtype} {_shape(tensor.shape)}", values=None,
+                             summary=f"values not saved with this finding{layout}", nonfinite=False))
+    return rows

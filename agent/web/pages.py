@@ -14,7 +14,7 @@ from agent.review.decide import RepeatedDecision, ReviewInputError
 from agent.review.values import finding_values
 from agent.web import service
 from agent.web.app import WebConfig, config_of
-from agent.web.format import verdict_sentence
+from agent.web.format import input_rows, verdict_sentence
 from agent.web.highlight import highlight_python, stylesheet
 from agent.web.params import candidate_filter, candidate_filter_query, filter_query, queue_filter
 from agent.web.security import TOKEN_COOKIE, same_origin
@@ -180,7 +180,8 @@ def evidence_figures(evidence: Evidence) -> list[tuple[str, Any]]:
 
 
 def _finding(request: Request, finding_id: int, flt: QueueFilter, *, decided: str | None = None,
-             error: str | None = None, note: str = "", status_code: int = 200) -> HTMLResponse:
+             error: str | None = None, note: str = "", decision: str | None = None,
+             status_code: int = 200) -> HTMLResponse:
     store = config_of(request).store
     try:
         data = service.load_finding(store, finding_id)
@@ -195,6 +196,7 @@ def _finding(request: Request, finding_id: int, flt: QueueFilter, *, decided: st
     if total is None and evidence.output_shape:
         total = math.prod(evidence.output_shape)
     short = evidence.minimised.short_repro if evidence.minimised is not None else None
+    values = finding_values(evidence)
     return _render(
         request,
         "finding.html",
@@ -203,10 +205,12 @@ def _finding(request: Request, finding_id: int, flt: QueueFilter, *, decided: st
         f=f,
         ev=evidence,  # the template reads typed evidence only
         figures=evidence_figures(evidence),
-        values=finding_values(evidence),
+        values=values,
+        inputs=input_rows(values.inputs, evidence.described_input),
         table=table,
         sentence=verdict_sentence(f.verdict, f.target_api, table, evidence.mismatch_count, total, f.reason),
         short_repro=short if short and short.strip() else None,
+        short_html=highlight_python(short) if short and short.strip() else None,
         short_skipped=(evidence.minimised.short_repro_skipped or evidence.minimised.skipped) if evidence.minimised else None,
         repro_html=highlight_python(f.repro) if f.repro.strip() else None,
         filter_qs=filter_qs,
@@ -215,6 +219,7 @@ def _finding(request: Request, finding_id: int, flt: QueueFilter, *, decided: st
         decided=decided if decided in ("accepted", "rejected") else None,
         error=error,
         note=note,
+        failed_decision=decision,  # the form whose note field gets `note` back, next to `error`
     )
 
 
@@ -233,9 +238,9 @@ def decide_form(
     try:
         service.record_decision(config.store, finding_id, decision, note, reviewer.strip() or config.reviewer)
     except RepeatedDecision as exc:  # said where the eye is, nothing stored
-        return _finding(request, finding_id, flt, error=str(exc), note=note, status_code=409)
+        return _finding(request, finding_id, flt, error=str(exc), note=note, decision=decision, status_code=409)
     except ReviewInputError as exc:
-        return _finding(request, finding_id, flt, error=str(exc), note=note, status_code=400)
+        return _finding(request, finding_id, flt, error=str(exc), note=note, decision=decision, status_code=400)
     except FindingNotFound as exc:
         raise HTTPException(status_code=404, detail=str(exc)) from None
     query = urlencode([*filter_query(flt), ("decided", decision)])

@@ -192,7 +192,8 @@ def _apply_scale(axes: Any, scale: ErrorScale) -> None:
     axes.set_ylim(scale.zero / 4, scale.top * 4)
     axes.set_yticks(scale.ticks, scale.labels)
     axes.minorticks_off()
-    axes.axhspan(scale.top / 2.5, scale.top * 4, color="#fdebd0", zorder=0)
+    band = axes.axhspan(scale.top / 2.5, scale.top * 4, color="#fdebd0", zorder=0)
+    band.set_gid("nonfinite-band")  # where NaN/Inf errors are drawn; a browser test checks the marks land in it
     axes.axhline(scale.top / 2.5, color="#e59866", linewidth=0.8, zorder=0)
 
 

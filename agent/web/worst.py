@@ -102,7 +102,7 @@ def from_saved_outputs(path: str, reference_mode: str, test_mode: str, limit: in
     rows = [ValueRow(index=_index(i, shape), reference=float(ref[i]), test=float(test[i]), float64=float(fp64[i]))
             for i in order]
     basis = (f"the {count} elements where the modes differ most" if ref.numel() > count
-             else f"all {count} elements of the output")
+             else "the output's one element" if count == 1 else f"all {count} elements of the output")
     return ValueTable(reference_mode=reference_mode, test_mode=test_mode, rows=rows, basis=basis, total=ref.numel(),
                       output_dtype=str(saved["test"].dtype).removeprefix("torch."))
 

@@ -118,13 +118,19 @@
   document.querySelectorAll("button[data-copy]").forEach((button) => {
     button.addEventListener("click", async () => {
       const source = document.getElementById(button.dataset.copy);
-      const status = document.getElementById("copy-status");
+      const status = document.getElementById(button.dataset.status || "copy-status");
       if (!source) return;
       try {
         await navigator.clipboard.writeText(source.textContent);
         if (status) status.textContent = "copied";
       } catch (err) {
-        if (status) status.textContent = "copy failed: select the text and copy it by hand";
+        // No clipboard (a page served over plain http to another machine): select the shown text instead.
+        const shown = source.hidden && source.previousElementSibling ? source.previousElementSibling : source;
+        const range = document.createRange();
+        range.selectNodeContents(shown);
+        const selection = window.getSelection();
+        if (selection) { selection.removeAllRanges(); selection.addRange(range); }
+        if (status) status.textContent = "copy failed: the text is selected, press Ctrl+C";
       }
     });
   });
