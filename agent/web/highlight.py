@@ -30,4 +30,7 @@ def stylesheet() -> str:
         from pygments.formatters import HtmlFormatter
     except ImportError:
         return ""
-    return HtmlFormatter(style="default").get_style_defs(f".{CSS_CLASS}")
+    light = HtmlFormatter(style="default").get_style_defs(f".{CSS_CLASS}")
+    # The page follows prefers-color-scheme (review.css); the code follows it too.
+    dark = HtmlFormatter(style="github-dark").get_style_defs(f".{CSS_CLASS}")
+    return f"{light}\n@media (prefers-color-scheme: dark) {{\n{dark}\n}}\n"
