@@ -83,6 +83,7 @@ def test_keyboard_review_from_queue_to_decision(browser, site) -> None:  # type:
     page.wait_for_url(f"**/findings/{rows.ids['compile']}?*")
     assert page.inner_text("#issue-title") == "gelu gives wrong values under torch.compile with NaN inputs"
     assert page.get_attribute("#issue-link", "href") == "https://github.com/pytorch/pytorch/issues/123456"
+    page.click("#lineage > summary")  # the lineage is folded below the checks
     assert "Compile_Eager_Mismatch ::=" in page.inner_text("#formal")
     page.wait_for_function("document.getElementById('error-plot').complete")
     assert page.eval_on_selector("#error-plot", "img => img.naturalWidth") > 0
@@ -125,6 +126,7 @@ def test_hostile_issue_text_is_shown_as_text(browser, site) -> None:  # type: ig
     page.goto(f"{server.base_url}/findings/{rows.ids['hostile']}")
     assert page.inner_text("#issue-title") == HOSTILE_TITLE
     assert page.get_attribute("#issue-link", "href") == "https://github.com/evil/repo/issues/7"
+    page.click("#lineage > summary")  # the lineage is folded below the checks
     assert page.locator("#rationale a").count() == 0 and "javascript:alert(1)" in page.inner_text("#rationale")
     assert page.inner_text("#formal") == "<b>not bold</b>"
     assert page.locator("#repro-text").text_content() == HOSTILE_REPRO
