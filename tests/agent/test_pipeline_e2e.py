@@ -1,7 +1,9 @@
 """The main job end to end on the sample issues (offline backend), then export, then resume.
 
 These run the real pipeline with real torch and real worker processes, so they are the slowest
-tests of the suite; budgets are kept small.
+tests of the suite. Their work is bounded by counts, not by a time budget expected to be enough (issue 23):
+one target per pattern (--top-k 1) and at most MAX_EXECUTIONS inputs per harness; the time budgets are caps
+far above that work, and the runs are expected to *complete* before them. No assertion reads a clock.
 """
 
 from __future__ import annotations
@@ -24,10 +26,12 @@ from db.store import open_store
 from tests.conftest import REPO_ROOT, SAMPLE_ISSUES
 
 runner = CliRunner()
-pytestmark = pytest.mark.slow
-# Long enough for the source re-checks to reach a genuine confirmed finding (the inductor var/std overflow)
-# under the stricter verdicts: a float16 finding from an unrepresentable eps is no longer confirmed.
-RUN_BUDGET_S = 90
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(3600)]  # hang guards only: the work is bounded by counts
+# Inputs per harness: enough for the source re-checks to reach a genuine confirmed finding (the inductor var/std
+# overflow, found within about ten inputs) under the stricter verdicts, and for a pass to earn its 50 compared
+# inputs (--min-inputs' default); a float16 finding from an unrepresentable eps is no longer confirmed.
+MAX_EXECUTIONS = 100
+CAP = "30m"  # a cap, not the expected duration: the work above ends the runs long before it
 
 
 def _cli(db_url: str, *args: str, env: dict[str, str] | None = None):  # type: ignore[no-untyped-def]
@@ -44,9 +48,8 @@ def _run_script(path: Path, timeout: float = 240) -> subprocess.CompletedProcess
 
 def test_run_on_samples_then_export(db_url: str, tmp_path: Path) -> None:
     env = {"TRANSFUZZ_ARTIFACTS_DIR": str(tmp_path / "artifacts")}
-    started = time.monotonic()
-    data = _cli(db_url, "run", str(SAMPLE_ISSUES), "--budget", f"{RUN_BUDGET_S}s", env=env)
-    elapsed = time.monotonic() - started
+    data = _cli(db_url, "run", str(SAMPLE_ISSUES), "--budget", CAP, "--top-k", "1", "--max-executions",
+                str(MAX_EXECUTIONS), env=env)
     summary, stages = data["summary"], data["stages"]
 
     raw = json.loads(SAMPLE_ISSUES.read_text())
@@ -75,8 +78,7 @@ def test_run_on_samples_then_export(db_url: str, tmp_path: Path) -> None:
     assert summary["candidates"] >= extracted
     assert summary["harnesses"] == stages["transfer"]["harnesses"] > 0
     assert sum(summary["verdicts"].values()) == findings > 0
-    assert stages["fuzz"]["exit_reason"] in ("completed", "budget")
-    assert elapsed < RUN_BUDGET_S + 45  # the budget bounds the run (slack for the in-flight tail)
+    assert stages["fuzz"]["exit_reason"] == "completed"  # the work bound ended the campaign, not the cap
 
     # Every stored repro, run in a fresh interpreter with plain torch, reproduces its verdict.
     checked = 0
@@ -133,15 +135,12 @@ def test_killed_fuzz_resumes_without_losing_or_repeating_work(tmp_path: Path) ->
             killed_run = session.scalar(select(models.Run).order_by(models.Run.id.desc()))
             assert killed_run.ended_at is None  # it never got to say goodbye
 
-        time.sleep(1.5)
-        first = _cli(db_url, "fuzz", "--budget", "20s", "--workers", "2", "--stale-after", "1", env=env)
+        time.sleep(1.5)  # the killed run's heartbeat goes stale (--stale-after 1)
+        # One campaign, bounded by inputs per harness, takes back what was in flight and runs everything left.
+        first = _cli(db_url, "fuzz", "--budget", CAP, "--max-executions", str(MAX_EXECUTIONS), "--workers", "2",
+                     "--stale-after", "1", env=env)
         assert in_flight and first["reclaimed"] == len(in_flight)
-        again = first
-        for _ in range(3 if first["exit_reason"] != "completed" else 0):  # each later campaign picks up what the previous ones left
-            again = _cli(db_url, "fuzz", "--budget", "20s", "--workers", "2", "--stale-after", "1", env=env)
-            if again["exit_reason"] == "completed":
-                break
-        assert again["exit_reason"] == "completed"
+        assert first["exit_reason"] == "completed"
         # Once a campaign completed, the next one has nothing to reclaim and nothing to run.
         idle = _cli(db_url, "fuzz", "--budget", "20s", "--workers", "2", "--stale-after", "1", env=env)
         assert idle["reclaimed"] == 0 and idle["harnesses"] == 0
