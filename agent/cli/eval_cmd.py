@@ -45,6 +45,9 @@ def extraction(
     split: Annotated[SplitChoice | None, typer.Option("--split", help=SPLIT_HELP)] = None,
     show_misses: Annotated[bool, typer.Option("--misses", help="Also list the reports the extractor got wrong "
                                               "(with --issues: train issues only).")] = False,
+    record: Annotated[bool, typer.Option("--record", help="With --issues: run each report's repro once under "
+                                         "the recorder in the sandbox (as `extract` does) and give the extractor "
+                                         "what ran; needs bubblewrap, up to a minute a report.")] = False,
 ) -> None:
     """Per-class triage precision/recall/F1, confusion table, kind/API/mode accuracy (nothing is stored).
 
@@ -53,8 +56,10 @@ def extraction(
     fixed by issue number (see --split): tune rules on train only; eval is reported, never read.
     """
     if issues is not None:
-        _extraction_on_issues(ctx, issues, labels, llm, model, split or SplitChoice.train, show_misses)
+        _extraction_on_issues(ctx, issues, labels, llm, model, split or SplitChoice.train, show_misses, record)
         return
+    if record:
+        fail("--record needs --issues: the project's own labels have no runnable tracker reports", code=EXIT_USAGE)
     split = split or SplitChoice.heldout
     if split not in (SplitChoice.dev, SplitChoice.heldout, SplitChoice.all):
         fail(f"--split {split.value} needs --issues: the project's own labels split as dev, heldout or all",
@@ -94,7 +99,7 @@ def extraction(
 
 
 def _extraction_on_issues(ctx: typer.Context, issues: Path, labels: Path, llm: LlmChoice, model: str | None,
-                          split: SplitChoice, show_misses: bool) -> None:
+                          split: SplitChoice, show_misses: bool, record: bool = False) -> None:
     """`eval extraction --issues DUMP --labels FILE`: see Note [Real-issue labels and the fixed split]
     (agent/eval/issue_labels.py) and Note [Scoring real-issue labels] (agent/eval/issue_scoring.py)."""
     from agent.eval.issue_labels import (SPLIT_RULE, DumpFileError, join, load_dump, load_issue_labels,
@@ -119,16 +124,23 @@ def _extraction_on_issues(ctx: typer.Context, issues: Path, labels: Path, llm: L
     if not reports:
         fail(f"{labels}: no records in split {split.value!r}", code=EXIT_USAGE)
     unlabelled = len(set(dump) - {entry.label.number for entry in label_lines})
+    if record:
+        from fuzz_core.sandbox import SandboxUnavailable, require_bwrap
+
+        try:
+            require_bwrap()
+        except SandboxUnavailable as exc:
+            fail(f"--record runs repros only in the sandbox: {exc}", code=EXIT_USAGE)
     settings = llm_settings(cli.settings, llm, model)
     try:
         backend = make_backend(settings)  # no store: answers are not cached, so a model is measured afresh
-        results = predict_issues(backend, reports)
+        results = predict_issues(backend, reports, record=record)
     except LlmConfigError as exc:
         fail(str(exc), code=EXIT_USAGE)
     except STAGE_STOPPING_ERRORS as exc:
         fail(f"evaluation stopped: {exc}", code=EXIT_FAILURE)
     scores = score_issues(results)
-    extractor = "offline" if backend.name == "offline" else f"openai:{backend.model}"
+    extractor = ("offline" if backend.name == "offline" else f"openai:{backend.model}") + (" + recorded runs" if record else "")
     withheld = sum(1 for report in reports if report.split == "eval")
     if cli.json:
         from agent.cli.stage_docs import EvalIssuesOutput

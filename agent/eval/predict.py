@@ -44,16 +44,36 @@ def predict(backend: LlmBackend, report: LabelledReport) -> Prediction:
     return _predict(backend, report_variables(report))
 
 
-def predict_issue(backend: LlmBackend, issue: LabelledIssue) -> Prediction:
+def predict_issue(backend: LlmBackend, issue: LabelledIssue, recorded: Any = None) -> Prediction:
     """One real issue's prediction, asked exactly as the extract stage asks about a stored issue.
 
     The variables and the pattern step's semantic check are the extract stage's own, applied to the
     issue as ingest normalised it (a dump whose ``comments`` is a count has no comment texts).
+    ``recorded`` is the RecordedFacts of the issue's repro run (record_issue_facts), given to the
+    extractor as the extract stage gives it: the facts block and the recording beside the text.
     """
     from agent.extract.stage import _issue_variables, _pattern_check
 
     row = issue.issue if issue.issue.comments is not None else replace(issue.issue, comments=[])
-    return _predict(backend, _issue_variables(row), _pattern_check(row))
+    variables = _issue_variables(row, recorded)
+    if recorded is not None:
+        variables["recording"] = recorded.model_dump_json()
+    return _predict(backend, variables, _pattern_check(row, recorded))
+
+
+def record_issue_facts(issue: LabelledIssue, *, timeout_s: float | None = None) -> Any:
+    """The RecordedFacts of the issue's repro, run once under the recorder in the sandbox; None without a repro.
+
+    The same run and reading as the extract stage's (agent/extract/record_stage.py), nothing stored. A repro
+    that raises, hangs or needs a missing device still gives facts with its run status.
+    """
+    from agent.extract.record_run import RECORD_TIMEOUT_S, record_repro
+    from agent.extract.record_stage import facts_of_run, repro_of
+
+    code = repro_of(issue.issue.body or "")
+    if not code:
+        return None
+    return facts_of_run(record_repro(code, sandbox=True, timeout_s=timeout_s or RECORD_TIMEOUT_S))
 
 
 def _predict(backend: LlmBackend, variables: dict[str, str], check: Callable[[Any], str | None] | None = None,
@@ -92,11 +112,13 @@ def predict_all(backend: LlmBackend, reports: list[LabelledReport],
     return results
 
 
-def predict_issues(backend: LlmBackend, issues: list[LabelledIssue],
-                   progress: ProgressFn | None = None) -> list[tuple[LabelledIssue, Prediction]]:
+def predict_issues(backend: LlmBackend, issues: list[LabelledIssue], progress: ProgressFn | None = None,
+                   *, record: bool = False) -> list[tuple[LabelledIssue, Prediction]]:
+    """Every issue's prediction; with ``record``, each repro is first run under the recorder (sandboxed)."""
     results = []
     for done, issue in enumerate(issues, 1):
-        results.append((issue, predict_issue(backend, issue)))
+        recorded = record_issue_facts(issue) if record else None
+        results.append((issue, predict_issue(backend, issue, recorded)))
         if progress is not None:
             progress(done, len(issues), f"#{issue.number}")
     return results

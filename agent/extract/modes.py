@@ -215,13 +215,13 @@ def mode_pair(facts: CodeFacts, title: str, prose: str, signals: TextSignals) ->
 
 
 # Note [A non-finite result names the kind]
-# Maintainers file "the gradient of X is NaN at zero" and "X returns NaN for float16 zeros" as NaN/Inf
-# bugs: the gradient or the lower precision is where the value shows, the symptom is a non-finite value
-# where a finite one is due. Pairs that compare two executions of the same maths (compile, jit, a
-# device, a layout, a variant) keep their kind: there the symptom is that the two disagree. A NaN the
-# title names as the *expected* value ("instead of NaN") is not the symptom. The mode pair is kept,
-# so the harness still runs the gradient or the float16 side.
-NONFINITE_SYMPTOM_KINDS = frozenset({PatternKind.Gradient_Mismatch, PatternKind.Precision_Mismatch})
+# Maintainers file "the gradient of X is NaN at zero" as a NaN/Inf bug: the gradient is where the value shows,
+# the symptom is a non-finite value where a finite one is due. Pairs that compare two executions of the same
+# maths (compile, jit, a device, a layout, a variant) keep their kind: there the symptom is that the two
+# disagree. A float16 result that overflows stays a precision pattern (its oracle allows float16's tolerance
+# and the transfer rules read its dtype). A NaN the title names as the *expected* value ("instead of NaN") is
+# not the symptom. The mode pair is kept, so the harness still runs the gradient side.
+NONFINITE_SYMPTOM_KINDS = frozenset({PatternKind.Gradient_Mismatch})
 _NONFINITE_WORD = re.compile(r"\bnans?\b|\binfs?\b|\binfinity\b|\binfinite\b(?!\s+(?:loop|recursion|wait))|-inf\b"
                              r"|non-?finite", re.I)
 _EXPECTED_BEFORE = re.compile(r"(?:instead of|rather than|expected|expect|should (?:be|return|give)|not)\W+(?:\w+\W+)?$",
@@ -237,7 +237,7 @@ def reports_nonfinite(title: str) -> bool:
 
 
 def symptom_kind(kind: PatternKind, title: str) -> PatternKind:
-    """NaN_Inf where a gradient or precision pair reports a non-finite result, else ``kind``."""
+    """NaN_Inf where a gradient pair reports a non-finite result, else ``kind``."""
     if kind in NONFINITE_SYMPTOM_KINDS and reports_nonfinite(title):
         return PatternKind.NaN_Inf
     return kind

@@ -79,7 +79,8 @@ def stored_form(recording: Recording, max_bytes: int = MAX_STORED_BYTES) -> dict
     return data
 
 
-def _facts(run: RecordRun) -> RecordedFacts | None:
+def facts_of_run(run: RecordRun) -> RecordedFacts | None:
+    """What the extractor reads of one recorded run (None when nothing was recorded)."""
     if run.recording is None:
         return None
     try:
@@ -102,7 +103,7 @@ def _values(run: RecordRun, facts: RecordedFacts | None, version: str) -> Any:
 def _save(store: Any, issue_id: int, run: RecordRun, version: str) -> RecordedFacts | None:
     from db.queries.recordings import save_recording
 
-    facts = _facts(run)
+    facts = facts_of_run(run)
     with store.session() as session:
         save_recording(session, issue_id, _values(run, facts, version))
     return facts

@@ -181,7 +181,8 @@ def leaf(name: str) -> str:
 # spellings of one computation: what ran on one side as ``x @ y`` may run as ``mm`` inside a traced graph
 _SAME_OP = {"mm": "matmul", "bmm": "matmul", "mv": "matmul", "dot": "matmul", "addmm": "linear",
             "hardtanh": "relu6", "conv1d": "convolution", "conv2d": "convolution", "conv3d": "convolution",
-            "conv": "convolution", "true_divide": "div", "divide": "div", "multiply": "mul", "subtract": "sub"}
+            "conv": "convolution", "true_divide": "div", "divide": "div", "multiply": "mul", "subtract": "sub",
+            "__setitem__": "index_put"}  # x[i] = v runs aten::index_put_
 
 
 def op_key(name: str) -> str:
@@ -214,7 +215,8 @@ def score(name: str) -> float:
     """How telling an op is as "the API under test": 0 never, 1 arithmetic, 3 anything else."""
     short = leaf(name)
     base = short[:-1] if short.endswith("_") and not short.endswith("__") else short
-    if name in _PLUMBING_NAMES or short in _CREATION or base in _CONVERSION or short in _OBSERVE \
+    if name in _PLUMBING_NAMES or short in _CREATION or base in _CONVERSION or short in _CONVERSION \
+            or short in _OBSERVE \
             or short in _COMPARE or name.startswith(("torch.testing.", "torch.jit.", "torch.autograd.",
                                                     "torch.cuda.", "torch.backends.", "torch.func.")):
         return 0.0
@@ -870,7 +872,9 @@ def _diverged(recording: Recording, comparing: Call | None, sides: list[_Side], 
 # Note [Recorded over written]
 # A recording says what ran; the text says what the reporter meant. Where they agree nothing changes. The API
 # read from the text stays when the recording shows it ran (the title may name one op of several that ran);
-# otherwise the recorded API replaces it. The recorded kind and modes replace the text's when the compared sides
+# otherwise the recorded API replaces it -- unless the run stopped before its end (killed, timed out, crashed,
+# raised) without showing two sides part at an op: then the ops it did not reach are missing from the recording,
+# and their absence is no evidence against the text's API. The recorded kind and modes replace the text's when the compared sides
 # differ by that mode ("sides"), or when the text found none; a mode seen only around the op ("context", a NaN,
 # a missing device) does not overrule a text that found one. The trigger takes the recorded dtypes, special
 # values, layout and shapes where the recording has them, and the parameters of both (recorded first) when the
@@ -879,13 +883,19 @@ def _diverged(recording: Recording, comparing: Call | None, sides: list[_Side], 
 # the text chose a NaN or crash oracle.
 
 
+# Runs that stopped before the script's end: what they recorded is a prefix of what the script runs.
+PARTIAL_RUNS = frozenset({"killed", "timeout", "crashed", "raised"})
+
+
 def enrich(pattern: BugPattern | None, error: str | None, facts: RecordedFacts, *, repro: str = "",
            confidence: float = 0.5) -> tuple[BugPattern | None, str | None]:
     """The text-derived pattern (or its absence) with the recorded facts applied (Note [Recorded over written])."""
     if facts.api is None:
         return pattern, error
     ran = {op_key(name) for name in facts.ran} | set(facts.ran)
-    api = pattern.api if pattern is not None and (pattern.api in ran or op_key(pattern.api) in ran) else facts.api
+    partial = facts.run_status in PARTIAL_RUNS and facts.first_divergence is None
+    api = pattern.api if pattern is not None and (partial or pattern.api in ran or op_key(pattern.api) in ran) \
+        else facts.api
     use_recorded_modes = facts.kind is not None and (pattern is None or facts.mode_basis == "sides")
     if use_recorded_modes:
         kind, reference, test = facts.kind, Mode(name=facts.reference_mode or "eager"), \

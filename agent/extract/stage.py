@@ -110,16 +110,21 @@ def _api_occurs(api: str, text: str) -> bool:
         short in ("index_put_", "index_put", "__setitem__") and _INDEXED_WRITE.search(text) is not None)
 
 
-def _pattern_check(issue: Any) -> Callable[[PatternAnswer], str | None]:
-    """Semantic post-checks of a pattern answer; a failure goes back through the repair round."""
+def _pattern_check(issue: Any, recorded: Any = None) -> Callable[[PatternAnswer], str | None]:
+    """Semantic post-checks of a pattern answer; a failure goes back through the repair round.
+
+    An API counts as the issue's when its text mentions it or its repro's recorded run (``recorded``, the
+    RecordedFacts) shows the op ran: ``a + b`` runs torch.add without naming it.
+    """
     text = issue.title + "\n" + issue.body
+    ran = set(getattr(recorded, "ran", None) or [])
 
     def check(answer: PatternAnswer) -> str | None:
         pattern = answer.pattern
         if pattern is None:
             return None
-        if not _api_occurs(pattern.api, text):
-            return f"the pattern names {pattern.api}, which the issue does not mention"
+        if not _api_occurs(pattern.api, text) and pattern.api not in ran:
+            return f"the pattern names {pattern.api}, which the issue does not mention and its repro did not run"
         try:
             back = parse_formal(pattern.to_formal())
         except Exception as exc:  # the formal printer/parser pair rejected it: tell the model
@@ -192,7 +197,8 @@ class _Run:
             "kinds": ", ".join(k.value for k in PatternKind),
             "modes": ", ".join(KNOWN_MODES),
         }
-        answer: PatternAnswer = self.call("pattern", pattern_vars, PatternAnswer, _pattern_check(issue))
+        answer: PatternAnswer = self.call("pattern", pattern_vars, PatternAnswer,
+                                         _pattern_check(issue, self.recorded.get(issue.id)))
         if answer.pattern is None:
             return answer.no_pattern_reason or "no pattern"
         return answer.pattern.model_copy(update={"source_issue": f"{issue.repo}#{issue.number}"})

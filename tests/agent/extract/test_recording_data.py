@@ -163,3 +163,29 @@ def test_trigger_leaves_out_defaults_incidental_values_and_index_dtypes() -> Non
     assert facts.trigger.special_values == ["nan", "-0.0"]  # written by hand; the random tensor's tiny values not
     assert facts.trigger.dtypes == ["float64"]  # the int64 index is not a dtype condition
     assert facts.kind is None  # one printed value, no mode: facts for the text's pattern, not a pattern
+
+
+def test_a_run_stopped_before_its_end_keeps_the_texts_api() -> None:
+    # the recorder was stopped after the float16 call: the op the text names may simply not have been reached
+    stopped = _recording(GOOD["calls"][:4], status="timeout")  # type: ignore[index]
+    facts = derive(Recording.model_validate(stopped), "timeout")
+    text = BugPattern(kind=PatternKind.Precision_Mismatch, api="torch.tanh", reference_mode=Mode(name="eager"),
+                      test_mode=Mode(name="dtype:float16"), confidence=0.7)
+    assert facts.api == "torch.sigmoid"
+    assert enrich(text, None, facts)[0].api == "torch.tanh"  # type: ignore[union-attr]
+    # a run that reached its end and never ran tanh: the recorded op replaces it
+    whole = derive(Recording.model_validate(GOOD))
+    assert enrich(text, None, whole)[0].api == "torch.sigmoid"  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("name", ["torch.Tensor.requires_grad_", "torch.Tensor.retain_grad", "torch.Tensor.detach_"])
+def test_autograd_bookkeeping_is_never_the_op_under_test(name: str) -> None:
+    from agent.extract.recorded import score
+
+    assert score(name) == 0.0
+
+
+def test_an_indexed_write_is_the_same_op_as_index_put() -> None:
+    from agent.extract.recorded import op_key
+
+    assert op_key("torch.Tensor.__setitem__") == op_key("torch.Tensor.index_put_") == op_key("torch.index_put")

@@ -10,7 +10,7 @@ from agent.config import Settings
 from agent.extract.stage import run_extraction
 from agent.ingest import ingest_file
 from agent.llm.offline import OfflineBackend
-from agent.patterns import parse_formal
+from agent.patterns import BugPattern, Mode, PatternKind, parse_formal
 from db.models import ApiSemantics, Candidate, Issue, LlmCall, Pattern, Triage
 from db.queries.extraction import mark_extracted
 from db.queries.issues import IssueRow, upsert_issues
@@ -279,3 +279,18 @@ def test_parallel_identical_questions_share_one_cache_row(store) -> None:  # typ
     assert (summary.extracted, summary.errors) == (6, 0), summary.error_samples
     with store.session() as session:
         assert session.scalar(select(func.count()).select_from(LlmCall)) == 3
+
+
+def test_a_pattern_on_an_op_the_repro_ran_passes_the_mention_check() -> None:
+    from types import SimpleNamespace
+
+    from agent.extract.recorded import RecordedFacts
+    from agent.extract.stage import _pattern_check
+    from agent.llm.schemas import PatternAnswer
+
+    issue = SimpleNamespace(title="sum of two tensors differs under compile", body="```python\nz = x + y\n```")
+    answer = PatternAnswer(pattern=BugPattern(kind=PatternKind.Compile_Eager_Mismatch, api="torch.add",
+                                              reference_mode=Mode(name="eager"), test_mode=Mode(name="compile:inductor")))
+    assert "does not mention" in (_pattern_check(issue)(answer) or "")
+    ran = RecordedFacts(run_status="ok", ran=["torch.randn", "torch.add"])
+    assert _pattern_check(issue, ran)(answer) is None
