@@ -29,7 +29,8 @@ LlmOpt = Annotated[
 ModelOpt = Annotated[str | None, typer.Option("--model", help="Model name for the openai backend.")]
 LlmBudgetOpt = Annotated[str | None, typer.Option(
     "--llm-budget", help="LLM tokens and/or calls for the whole command: 200k-tokens, 50-calls, 200k-tokens,50-calls.")]
-LlmTimeoutOpt = Annotated[str | None, typer.Option("--llm-timeout", help="Timeout of one LLM request, e.g. 30s.")]
+LlmTimeoutOpt = Annotated[str | None, typer.Option(
+    "--llm-timeout", help="Total deadline of one LLM request (connect, retries and the whole answer), e.g. 30s.")]
 
 
 def llm_settings(settings: Settings, llm: LlmChoice | None = None, model: str | None = None,

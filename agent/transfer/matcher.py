@@ -78,7 +78,7 @@ def choose_matcher(store: Store, settings: Settings, matcher: str, *, backend: A
         choice.describe = describe_inventory(store, backend, torch_version=version,
                                              max_calls=settings.describe_max_calls).to_dict()
         descriptions = stored_descriptions(store, torch_version=version, model=backend.model)
-    client = make_embeddings_client(settings)
+    client = make_embeddings_client(settings, budget=getattr(backend, "budget", None))  # run --budget cuts a batch
 
     def factory(profiles: list[ApiProfile]) -> TextSimilarity | None:
         try:
