@@ -189,3 +189,15 @@ def test_an_indexed_write_is_the_same_op_as_index_put() -> None:
     from agent.extract.recorded import op_key
 
     assert op_key("torch.Tensor.__setitem__") == op_key("torch.Tensor.index_put_") == op_key("torch.index_put")
+
+
+def test_an_indexed_write_counts_as_index_put_having_run_but_is_not_chosen() -> None:
+    written = _recording([
+        _call(0, "torch.randn", [{"type": "int", "value": 4}], _tensor(0)),
+        _call(1, "torch.Tensor.__setitem__", [_tensor(0), {"type": "int", "value": 0},
+                                              {"type": "float", "value": 1.0}]),
+        _call(2, "torch.sigmoid", [_tensor(0)], _tensor(1)),
+        _call(3, "torch.Tensor.__repr__", [_tensor(1)], {"type": "str", "value": "tensor([...])"}),
+    ])
+    facts = derive(Recording.model_validate(written))
+    assert "torch.Tensor.index_put_" in facts.ran and facts.api == "torch.sigmoid"
