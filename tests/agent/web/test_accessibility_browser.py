@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from db.models import Finding
+from db.models import Candidate, Finding, Harness, Pattern
 from db.store import open_store
 from tests.agent.web.chromium import (
     FoundResult,
@@ -42,7 +42,7 @@ AXE_RUN = """async () => {
 
 
 @pytest.fixture
-def site(tmp_path: Path, lp_pool_found: FoundResult) -> Iterator[tuple[ReviewRows, int, RunningServer]]:  # noqa: F811
+def site(tmp_path: Path, lp_pool_found: FoundResult) -> Iterator[tuple[ReviewRows, int, RunningServer, dict[str, int]]]:  # noqa: F811
     """The pages on a SQLite database (what they show does not depend on the backend; the finding page's
     browser tests run on PostgreSQL too)."""
     store = open_store(f"sqlite:///{tmp_path / 'review.db'}")
@@ -50,9 +50,15 @@ def site(tmp_path: Path, lp_pool_found: FoundResult) -> Iterator[tuple[ReviewRow
         rows = populate(session)
         finding_id = record_found(session, lp_pool_found)
         session.get(Finding, rows.ids["direct"]).review_status = "accepted"  # type: ignore[union-attr]
+        session.get(Finding, rows.ids["hostile"]).review_status = "rejected"  # type: ignore[union-attr]
+        harness = session.get(Harness, session.get(Finding, rows.ids["compile"]).harness_id)  # type: ignore[union-attr]
+        pattern = session.get(Candidate, harness.candidate_id).pattern_id  # type: ignore[union-attr]
+        issue = session.get(Pattern, pattern).issue_id  # type: ignore[union-attr]
+        lineage = {"harness": harness.id, "candidate": harness.candidate_id, "pattern": pattern,  # type: ignore[union-attr]
+                   "issue": issue}
     try:
         with review_server(store) as server:
-            yield rows, finding_id, server
+            yield rows, finding_id, server, lineage
     finally:
         store.close()
 
@@ -84,7 +90,7 @@ def test_axe_reports_a_known_violation(browser: Any) -> None:  # noqa: F811
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 def test_no_serious_violation_on_any_page(browser: Any, site: Any, scheme: str) -> None:  # noqa: F811
-    rows, finding_id, server = site
+    rows, finding_id, server, lineage = site
     problems: dict[str, list[dict[str, Any]]] = {}
 
     def check(page: Any, label: str) -> None:
@@ -109,6 +115,11 @@ def test_no_serious_violation_on_any_page(browser: Any, site: Any, scheme: str) 
         "finding from a hostile issue": f"/findings/{rows.ids['hostile']}",
         "candidates": "/candidates",
         "a candidate": f"/candidates/{rows.candidates['checked']}",
+        "a candidate with findings": f"/candidates/{lineage['candidate']}",
+        "an issue": f"/issues/{lineage['issue']}",
+        "a pattern": f"/patterns/{lineage['pattern']}",
+        "a harness": f"/harnesses/{lineage['harness']}",
+        "export, a rejected finding chosen": f"/export?id={rows.ids['compile']}&id={rows.ids['hostile']}",
         "decisions": "/history",
         "campaigns": "/campaigns",
         "404 page": "/findings/999999",
@@ -117,6 +128,8 @@ def test_no_serious_violation_on_any_page(browser: Any, site: Any, scheme: str) 
     for label, path in pages.items():
         response = page.goto(f"{server.base_url}{path}")
         assert response is not None and response.status in (200, 400, 404), (label, response and response.status)
+        if label.startswith("export"):  # the page that asks before exporting a rejected finding
+            assert page.locator("#rejected-warning").count() == 1
         check(page, label)
     page.goto(f"{server.base_url}/findings/{finding_id}")
     page.evaluate("document.querySelectorAll('details').forEach(d => { d.open = true; })")
@@ -145,7 +158,7 @@ def test_no_serious_violation_on_any_page(browser: Any, site: Any, scheme: str) 
 
 
 def test_every_page_has_the_favicon_and_no_console_error(browser: Any, site: Any) -> None:  # noqa: F811
-    rows, finding_id, server = site
+    rows, finding_id, server, lineage = site
     context = browser.new_context()
     page = context.new_page()
     errors: list[str] = []
@@ -158,7 +171,9 @@ def test_every_page_has_the_favicon_and_no_console_error(browser: Any, site: Any
             if response.status >= 400 and response.request.resource_type != "document" else None)
     page.goto(f"{server.base_url}/login?token={server.token}")
     for path in ("/queue?status=", f"/findings/{finding_id}", f"/findings/{rows.ids['compile']}", "/candidates",
-                 f"/candidates/{rows.candidates['checked']}", "/history", "/campaigns", "/login"):
+                 f"/candidates/{rows.candidates['checked']}", f"/issues/{lineage['issue']}",
+                 f"/patterns/{lineage['pattern']}", f"/harnesses/{lineage['harness']}", "/history", "/campaigns",
+                 "/login"):
         page.goto(f"{server.base_url}{path}", wait_until="networkidle")  # plots and the icon loaded too
         icon = page.locator("head link[rel=icon]")
         assert icon.count() == 1, path
