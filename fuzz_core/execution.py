@@ -23,8 +23,10 @@ _UNSUPPORTED_KERNEL = re.compile(
     r"only supported for half, float and double|Expected both inputs to be Half, Float or Double|"
     r"supports floating point, complex, and integer tensors, but got|"
     r"expected a tensor with 2 or more dimensions of float, double|"
-    # gradient modes: an op without a backward formula has no gradient to compare
-    r"the derivative for '[\w.:]+' is not implemented")
+    # gradient modes: an op without a backward formula, or an argument it has none for (a loss's target), has no
+    # gradient to compare
+    r"the derivative for '[\w.:]+' is not implemented|"
+    r"is not differentiable with respect to argument '\w+'")
 
 
 @dataclass

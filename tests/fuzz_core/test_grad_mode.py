@@ -231,3 +231,16 @@ def make_inputs(seed):
     result = run_harness(spec, max_executions=5, workdir=tmp_path, instrument="none")
     assert result.verdict == "not_applicable", result.reason
     assert "derivative" in result.reason
+
+
+def test_an_argument_without_a_gradient_is_not_applicable(tmp_path) -> None:
+    # soft_margin_loss has no gradient for its target: autograd refusing it there says nothing about a bug.
+    code = '''
+def make_inputs(seed):
+    return (torch.tensor([0.3, -1.2, 2.0]), torch.tensor([1.0, -1.0, 1.0])), {}
+'''
+    spec = HarnessSpec(api="torch.nn.functional.soft_margin_loss", input_source="code", code=code,
+                       reference_mode="grad:numeric", test_mode="grad", kind="Gradient_Mismatch")
+    result = run_harness(spec, max_executions=5, workdir=tmp_path, instrument="none")
+    assert result.verdict == "not_applicable", result.reason
+    assert "not differentiable with respect to argument 'target'" in result.reason
