@@ -43,6 +43,7 @@ class QueueGroup:
     verdict: str  # the most severe verdict among the members
     lead: FindingSummary
     folded: list[FindingSummary] = field(default_factory=list)
+    has_cause: bool = True  # False for a finding that did not fail: no group label shown (as `review list`)
 
     @property
     def size(self) -> int:
@@ -76,7 +77,7 @@ def group_findings(records: list[FindingRecord]) -> list[QueueGroup]:
         lead = next(f for f in group.findings if f.verdict == verdict)
         folded = [FindingSummary.of(f) for f in group.findings if f.id != lead.id]
         groups.append(QueueGroup(label=group.label, cause=group.describe(), verdict=verdict,
-                                 lead=FindingSummary.of(lead), folded=folded))
+                                 lead=FindingSummary.of(lead), folded=folded, has_cause=group.has_cause))
     groups.sort(key=lambda g: (severity(g.verdict), -max([g.lead.id, *(f.id for f in g.folded)])))
     return groups
 

@@ -206,3 +206,12 @@ def test_errors_are_pages_for_pages_and_json_for_the_api(client: httpx.Client) -
     assert api_missing.status_code == 404 and api_missing.json() == {"detail": "no finding with id 999999"}
     assert client.get("/api/no-such-route").json() == {"detail": "Not Found"}
     assert client.get("/api/findings/not-a-number").status_code == 422  # FastAPI's documented validation body
+
+
+def test_a_finding_that_did_not_fail_shows_no_group_label_in_the_queue(client: httpx.Client, rows: ReviewRows) -> None:
+    page = client.get("/queue", params={"status": "", "verdict": "passed"}).text
+    row = page[page.index(f'data-id="{rows.ids["passed"]}"'):]
+    cell = row[row.index('class="grp"'):row.index("</td>", row.index('class="grp"'))]
+    assert f"g{rows.ids['passed']}" not in cell and ">-<" in cell
+    failing = client.get("/queue", params={"status": "", "verdict": "confirmed"}).text
+    assert f">g{rows.ids['compile']}<" in failing
