@@ -3,7 +3,9 @@
 Each executor first runs one short warm-up harness per worker (torch imported, sandbox up), then the same
 batch of harnesses, each with the same per-harness budget; executions/s = inputs executed / batch wall time.
 Prints the scaling ratio 2 vs 1 worker for each executor, Ray's overhead against the pool at equal workers,
-and harnesses/hour per core at this per-harness budget. Last line: one JSON object.
+and harnesses/hour per core at this per-harness budget. It states whether the machine was idle: the 1-minute
+load average before and after, against the CPU count (a 1 -> 2 worker ratio means little when other processes
+already hold the cores: two workers cannot scale on cores that are not free). Last line: one JSON object.
 
     .venv/bin/python benchmarks/scaling.py [--harnesses 6] [--budget 3]
 """
@@ -12,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import tempfile
 import time
 from concurrent.futures import wait
@@ -54,6 +57,10 @@ def main() -> None:
     import ray
 
     batch = specs(args.harnesses)
+    cpus = os.cpu_count() or 1
+    load_before = os.getloadavg()
+    print(f"load average before: {load_before[0]:.2f} {load_before[1]:.2f} {load_before[2]:.2f} on {cpus} CPUs",
+          flush=True)
     figures: dict[str, Any] = {}
     local = executor_factory("local", preload_opinfo=False)
     for workers in (1, 2):
@@ -67,7 +74,16 @@ def main() -> None:
             print(f"local Ray, {workers} actor(s): {figures[f'ray_{workers}']}", flush=True)
     finally:
         ray.shutdown()
+    load_after = os.getloadavg()
+    # Idle: before and after, the other processes left at least the two cores this benchmark uses (load < CPUs - 2,
+    # or under half the CPUs on a machine with fewer than four).
+    busiest = max(load_before[0], load_after[0])
+    idle = busiest < max(cpus - 2, cpus / 2)
     eps = {name: value["executions_per_s"] for name, value in figures.items()}
+    print(f"load average after: {load_after[0]:.2f} {load_after[1]:.2f} {load_after[2]:.2f}; the machine was "
+          f"{'idle' if idle else 'BUSY (other processes held the cores): the scaling ratios understate'}; "
+          f"1 -> 2 workers: local pool {eps['local_2'] / eps['local_1']:.2f}x, Ray {eps['ray_2'] / eps['ray_1']:.2f}x",
+          flush=True)
     summary = {
         "harnesses": args.harnesses, "budget_s": args.budget,
         **{f"{name}_executions_per_s": value for name, value in eps.items()},
@@ -78,6 +94,7 @@ def main() -> None:
         "harnesses_per_hour_per_core_local_2": figures["local_2"]["harnesses_per_hour_per_core"],
         "harnesses_per_hour_per_core_ray_2": figures["ray_2"]["harnesses_per_hour_per_core"],
         "startup_s": {name: value["startup_s"] for name, value in figures.items()},
+        "cpus": cpus, "load_average_before": load_before, "load_average_after": load_after, "idle": idle,
     }
     print(json.dumps(summary))
 
