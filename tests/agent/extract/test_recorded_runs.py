@@ -121,14 +121,15 @@ print(on_gpu)
 print(torch.equal(on_cpu, on_gpu))
 """
 
+# the loops sleep rather than spin (the suite shares two cores); the limits leave room for a slow torch import on a
+# busy machine, so the soft limit falls inside the loop (line 7), and after HANGS_HARD has blocked it
 HANGS = """
-import torch
+import time, torch
 
 x = torch.ones(4)
 y = torch.tanh(x)
 print("before the loop", y.sum().item())
-while True:
-    pass
+while True: time.sleep(0.01)
 """
 
 # blocks the recorder's soft limit, so only the sandbox's kill ends it; the calls a second old were flushed
@@ -141,9 +142,9 @@ x = torch.ones(4)
 y = torch.atan(x)
 time.sleep(1.2)
 z = torch.asinh(y)  # a call after a second: the recorder writes its file
-signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGALRM])
+signal.signal(signal.SIGALRM, signal.SIG_IGN)  # (a mask would bind this thread only; torch has others)
 while True:
-    pass
+    time.sleep(0.01)
 """
 
 NETWORK = """
@@ -159,8 +160,8 @@ conn.sendall(b"GET / HTTP/1.0\\r\\n\\r\\n")
 
 SCRIPTS = {"compile": (COMPILE, 90.0), "jit": (JIT, 60.0), "precision": (PRECISION, 60.0),
            "layout": (LAYOUT, 60.0), "gradient": (GRADIENT, 60.0), "nan_inf": (NAN_INF, 60.0),
-           "removed_api": (REMOVED_API, 60.0), "cuda_only": (CUDA_ONLY, 60.0), "hangs": (HANGS, 10.0),
-           "hangs_hard": (HANGS_HARD, 10.0), "network": (NETWORK, 60.0)}
+           "removed_api": (REMOVED_API, 60.0), "cuda_only": (CUDA_ONLY, 60.0), "hangs": (HANGS, 30.0),
+           "hangs_hard": (HANGS_HARD, 30.0), "network": (NETWORK, 60.0)}
 
 
 @pytest.fixture(scope="module")
