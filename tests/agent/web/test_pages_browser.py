@@ -63,6 +63,10 @@ def test_keyboard_review_from_queue_to_decision(browser, site) -> None:  # type:
     assert page.url.endswith("/queue?status=unreviewed&verdict=confirmed&verdict=suspicious")
     # Every row but the passed one is confirmed or suspicious, and none is reviewed yet.
     assert page.inner_text("#count-unreviewed") == str(len(rows.ids) - 1)
+    # The confirmed groups come first, then the suspicious ones; the passed finding is not on the default queue.
+    leads = page.eval_on_selector_all("#queue tr.lead", "rows => rows.map(r => r.dataset.verdict)")
+    assert leads[0] == "confirmed" and leads == sorted(leads, key=["confirmed", "suspicious"].index)
+    assert "passed" not in page.eval_on_selector_all("#queue tr[data-id]", "rows => rows.map(r => r.dataset.verdict)")
 
     page.keyboard.press("/")  # the filters are folded on the default queue; "/" opens them
     page.select_option("#filter-verdict", "confirmed")
