@@ -12,20 +12,8 @@ from sqlalchemy import select
 
 from db.models import Review
 from db.store import Store
-from tests.agent.web.rows import HOSTILE_TITLE, ReviewRows, populate
-from tests.agent.web.server import REVIEWER, RunningServer, review_server
-
-
-@pytest.fixture
-def rows(store: Store) -> ReviewRows:
-    with store.session() as session:
-        return populate(session)
-
-
-@pytest.fixture
-def server(store: Store, rows: ReviewRows) -> Iterator[RunningServer]:
-    with review_server(store) as running:
-        yield running
+from tests.agent.web.rows import HOSTILE_TITLE, ReviewRows
+from tests.agent.web.server import REVIEWER, RunningServer
 
 
 @pytest.fixture

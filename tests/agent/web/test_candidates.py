@@ -9,20 +9,13 @@ import pytest
 
 from agent.review.lineage import rationale_parts
 from agent.transfer.rank import _rationale
-from db.store import Store
-from tests.agent.web.rows import HOSTILE_TITLE, ReviewRows, populate
-from tests.agent.web.server import review_server
+from tests.agent.web.rows import HOSTILE_TITLE, ReviewRows
+from tests.agent.web.server import RunningServer
 
 
 @pytest.fixture
-def rows(store: Store) -> ReviewRows:
-    with store.session() as session:
-        return populate(session)
-
-
-@pytest.fixture
-def client(store: Store, rows: ReviewRows) -> Iterator[httpx.Client]:
-    with review_server(store) as server, httpx.Client(base_url=server.base_url, timeout=30) as c:
+def client(server: RunningServer) -> Iterator[httpx.Client]:
+    with httpx.Client(base_url=server.base_url, timeout=30) as c:
         yield c
 
 

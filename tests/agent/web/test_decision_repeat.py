@@ -2,28 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 
 import httpx
-import pytest
 from sqlalchemy import select
 
 from db.models import Finding, Review
 from db.store import Store
-from tests.agent.web.rows import ReviewRows, populate
-from tests.agent.web.server import REVIEWER, RunningServer, review_server
-
-
-@pytest.fixture
-def rows(store: Store) -> ReviewRows:
-    with store.session() as session:
-        return populate(session)
-
-
-@pytest.fixture
-def server(store: Store, rows: ReviewRows) -> Iterator[RunningServer]:
-    with review_server(store) as running:
-        yield running
+from tests.agent.web.rows import ReviewRows
+from tests.agent.web.server import REVIEWER, RunningServer
 
 
 def _decisions(store: Store, finding_id: int) -> list[tuple[str, str]]:

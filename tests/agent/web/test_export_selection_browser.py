@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import io
 import json
-import os
-import shutil
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,23 +16,11 @@ from typer.testing import CliRunner
 from agent.cli.app import app as cli_app
 from db.store import Store, open_store
 from tests.agent.review.var_family import VarFamily, build_var_family
+from tests.agent.web.chromium import browser, browser_marks  # noqa: F401  (browser: a fixture)
 from tests.agent.web.server import RunningServer, review_server
 
-CHROMIUM = os.environ.get("TRANSFUZZ_CHROMIUM", "/usr/bin/chromium")
-
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(shutil.which(CHROMIUM) is None, reason=f"no Chromium at {CHROMIUM} (apt-get install chromium)"),
-]
+pytestmark = browser_marks
 playwright_api = pytest.importorskip("playwright.sync_api")
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[object]:
-    with playwright_api.sync_playwright() as driver:
-        launched = driver.chromium.launch(executable_path=CHROMIUM, headless=True, args=["--no-sandbox"])
-        yield launched
-        launched.close()
 
 
 @pytest.fixture

@@ -4,26 +4,11 @@ from __future__ import annotations
 
 import io
 import zipfile
-from collections.abc import Iterator
 
 import httpx
-import pytest
 
-from db.store import Store
-from tests.agent.web.rows import ReviewRows, populate
-from tests.agent.web.server import RunningServer, review_server
-
-
-@pytest.fixture
-def rows(store: Store) -> ReviewRows:
-    with store.session() as session:
-        return populate(session)
-
-
-@pytest.fixture
-def server(store: Store, rows: ReviewRows) -> Iterator[RunningServer]:
-    with review_server(store) as running:
-        yield running
+from tests.agent.web.rows import ReviewRows
+from tests.agent.web.server import RunningServer
 
 
 def _query(rows: ReviewRows) -> dict[str, object]:

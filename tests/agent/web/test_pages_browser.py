@@ -9,7 +9,6 @@ from __future__ import annotations
 import io
 import json
 import os
-import shutil
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,25 +21,13 @@ from db.store import Store, open_store
 from db.queries.campaign import finish_run, save_counters, start_run
 from tests.agent.review.rows import add_finding
 from tests.agent.web.rows import HOSTILE_REPRO, HOSTILE_TITLE, ReviewRows, populate
+from tests.agent.web.chromium import browser, browser_marks  # noqa: F401  (browser: a fixture)
 from tests.agent.web.server import REVIEWER, RunningServer, review_server
 
-CHROMIUM = os.environ.get("TRANSFUZZ_CHROMIUM", "/usr/bin/chromium")
 REFRESH_MS = 300  # the campaigns page's refresh interval in these tests (5 s when served for people)
 
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(shutil.which(CHROMIUM) is None, reason=f"no Chromium at {CHROMIUM} (apt-get install chromium)"),
-]
+pytestmark = browser_marks
 playwright_api = pytest.importorskip("playwright.sync_api")
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[object]:
-    with playwright_api.sync_playwright() as driver:
-        # --no-sandbox: CI runs as root, where Chromium refuses its own sandbox.
-        launched = driver.chromium.launch(executable_path=CHROMIUM, headless=True, args=["--no-sandbox"])
-        yield launched
-        launched.close()
 
 
 @pytest.fixture
