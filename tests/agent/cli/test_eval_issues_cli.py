@@ -99,3 +99,21 @@ def test_train_and_eval_are_refused_without_issues(files) -> None:  # type: igno
 def test_help_states_the_split_rule() -> None:
     result = runner.invoke(app, ["eval", "extraction", "--help"], env={"COLUMNS": "400"})
     assert "sha256" in result.stdout and "tuned only looking at train" in result.stdout
+
+
+def test_record_runs_the_repros_in_the_sandbox_and_says_so(files) -> None:  # type: ignore[no-untyped-def]
+    import shutil
+
+    if shutil.which("bwrap") is None:
+        pytest.skip("bubblewrap is not installed (apt-get install bubblewrap)")
+    result = _run(files, "--split", "train", "--record", json_out=True)
+    assert result.exit_code == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert data["extractor"] == "offline + recorded runs"
+    # the recording of the bfloat16 cumsum repro names the op it ran: the pattern and its API stand
+    assert data["silent_bug_recall"]["hits"] == 1 and data["api"]["hits"] == 1
+
+
+def test_record_needs_real_issues(files) -> None:  # type: ignore[no-untyped-def]
+    result = runner.invoke(app, ["eval", "extraction", "--labels", str(files[1]), "--record"])
+    assert result.exit_code == 2 and "--record needs --issues" in " ".join(result.stderr.split())
