@@ -90,10 +90,37 @@ def lp_pool_found(tmp_path_factory: pytest.TempPathFactory) -> FoundResult:
     return find_lp_pool_finding(tmp_path_factory.mktemp("pool"))
 
 
+# Playwright's waits default to 30 s, a speed limit a busy machine misses (a decision's page took longer beside a
+# full suite and a fuzz run). Its waits are hang guards here, so they get room; no test asserts on time.
+WAIT_MS = 180_000
+
+
+class PatientBrowser:
+    """The launched browser, whose new pages and contexts wait up to WAIT_MS before calling a wait a hang."""
+
+    def __init__(self, launched: Any) -> None:
+        self._launched = launched
+
+    def new_page(self, **options: Any) -> Any:
+        page = self._launched.new_page(**options)
+        page.set_default_timeout(WAIT_MS)
+        page.set_default_navigation_timeout(WAIT_MS)
+        return page
+
+    def new_context(self, **options: Any) -> Any:
+        context = self._launched.new_context(**options)
+        context.set_default_timeout(WAIT_MS)
+        context.set_default_navigation_timeout(WAIT_MS)
+        return context
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._launched, name)
+
+
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
     playwright_api = pytest.importorskip("playwright.sync_api")
     with playwright_api.sync_playwright() as driver:
         launched = launch(driver)
-        yield launched
+        yield PatientBrowser(launched)
         launched.close()

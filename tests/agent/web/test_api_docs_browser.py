@@ -50,7 +50,7 @@ def test_api_docs_render_operations_without_network(browser, server) -> None:  #
     response = page.goto(f"{server.base_url}/api/docs")
     assert response is not None and response.status == 200
     # Swagger UI drew one block per operation of the JSON API, from our own schema.
-    page.wait_for_selector(".opblock", timeout=20_000)
+    page.wait_for_selector(".opblock")
     paths = page.eval_on_selector_all(".opblock .opblock-summary-path", "els => els.map(e => e.getAttribute('data-path'))")
     assert "/api/findings" in paths
     assert "/api/findings/{finding_id}/decision" in paths

@@ -21,7 +21,7 @@ from db.store import Store, open_store
 from db.queries.campaign import finish_run, save_counters, start_run
 from tests.agent.review.rows import add_finding
 from tests.agent.web.rows import HOSTILE_REPRO, HOSTILE_TITLE, ReviewRows, populate
-from tests.agent.web.chromium import browser, browser_marks  # noqa: F401  (browser: a fixture)
+from tests.agent.web.chromium import WAIT_MS, browser, browser_marks  # noqa: F401  (browser: a fixture)
 from tests.agent.web.server import REVIEWER, RunningServer, review_server
 
 REFRESH_MS = 300  # the campaigns page's refresh interval in these tests (5 s when served for people)
@@ -59,6 +59,7 @@ def test_keyboard_review_from_queue_to_decision(browser, site) -> None:  # type:
     page.select_option("#filter-verdict", "confirmed")
     page.fill("#filter-api", "torch.relu")
     page.click("#apply-filters")
+    page.wait_for_load_state()  # keys reach review.js only once it has loaded (slow on a busy machine)
     ids = page.eval_on_selector_all("#queue tr[data-id]", "rows => rows.map(r => Number(r.dataset.id))")
     # One root cause: the lead (oldest) first, its duplicate folded under it.
     assert ids == [rows.ids["compile"], rows.ids["compile_dup"]]
@@ -86,12 +87,14 @@ def test_keyboard_review_from_queue_to_decision(browser, site) -> None:  # type:
     page.keyboard.type("inductor gets relu wrong")
     page.keyboard.press("Enter")
     page.wait_for_selector("#decided")
+    page.wait_for_load_state()
     assert page.inner_text("#review-status") == "accepted"
     assert f"{REVIEWER} accepted: inductor gets relu wrong" in page.inner_text("#history-list")
 
     page.keyboard.press("r")
     page.keyboard.press("Enter")  # a rejection without a note is refused, and says why
     assert "needs a note" in page.inner_text("#decide-error")
+    page.wait_for_load_state()
     page.keyboard.press("r")
     page.keyboard.type("same bug as #1; fixed upstream")
     page.keyboard.press("Enter")
@@ -146,13 +149,13 @@ def test_campaign_page_refreshes_without_reloading(browser, site) -> None:  # ty
         save_counters(session, run_id, {"executions": 4321, "tasks": 7})
         session.get(Finding, add_finding(session, harness_id)).run_id = run_id  # type: ignore[union-attr]
     # expect() polls from the driver: a string predicate would be eval'd, which the page's CSP forbids
-    playwright_api.expect(page.locator(f"{section} [data-field=executions]")).to_have_text("4321", timeout=10_000)
+    playwright_api.expect(page.locator(f"{section} [data-field=executions]")).to_have_text("4321", timeout=WAIT_MS)
     assert page.inner_text(f"{section} [data-field=tasks_done]") == "7"
     assert page.inner_text(f"{section} [data-field=verdicts]") == "confirmed 1"
 
     with store.session() as session:
         finish_run(session, run_id, "budget", {"executions": 5000, "tasks": 9})
-    playwright_api.expect(page.locator(f"{section} [data-field=state]")).to_have_text("budget", timeout=10_000)
+    playwright_api.expect(page.locator(f"{section} [data-field=state]")).to_have_text("budget", timeout=WAIT_MS)
     assert page.inner_text(f"{section} [data-field=executions]") == "5000"
     assert page.evaluate("window.__same_page") is True  # numbers changed in place, no reload
     page.close()
