@@ -63,7 +63,7 @@ def _reshape_first(sample: Sample, how: str) -> Sample | None:
     first_shape = leaves[0].shape
 
     def change(t: torch.Tensor) -> torch.Tensor:
-        if t.shape != first_shape:
+        if t.shape != first_shape or t.layout != torch.strided:  # a sparse input keeps the shape its op needs
             return t
         if how in ("empty", "zero_size"):
             if t.dim() == 0:

@@ -13,7 +13,10 @@ from fuzz_core.tensors import map_tensors, tensor_leaves
 
 
 def noncontiguous_copy(t: torch.Tensor) -> torch.Tensor:
-    """A strided view (every other element of a larger buffer) holding exactly t's values."""
+    """A strided view (every other element of a larger buffer) holding exactly t's values; a sparse or other
+    non-strided tensor has no strides to spread and is returned as it is."""
+    if t.layout != torch.strided:
+        return t
     if t.dim() == 0 or t.numel() <= 1:
         return t.clone()
     buffer = torch.empty(*t.shape[:-1], t.shape[-1] * 2, dtype=t.dtype, device=t.device)
@@ -24,6 +27,8 @@ def noncontiguous_copy(t: torch.Tensor) -> torch.Tensor:
 
 
 def channels_last_copy(t: torch.Tensor) -> torch.Tensor:
+    if t.layout != torch.strided:
+        return t
     if t.dim() == 4:
         return t.contiguous(memory_format=torch.channels_last)
     if t.dim() == 5:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import pytest
 import torch
 
 from fuzz_core.campaign import Campaign
@@ -149,3 +150,16 @@ def test_special_values_include_the_square_overflow_and_2_24_edges() -> None:
     assert 1e19 <= edge and torch.isinf(torch.tensor(edge) * torch.tensor(edge))
     assert special_value("beyond_2_24", torch.float32) > 2**24
     assert special_value("beyond_2_24", torch.float16) <= torch.finfo(torch.float16).max
+
+
+@pytest.mark.parametrize("trigger", [{"shape": ["scalar"]}, {"layout": "noncontiguous"}, {"layout": "channels_last"}])
+def test_a_shape_or_layout_trigger_leaves_a_sparse_input_as_it_is(trigger: dict) -> None:
+    # sspaddmm and sampled_addmm take sparse inputs: reshaping or restriding them fails in torch and said
+    # "harness setup failed" on the real-report run; the trigger applies to the strided inputs only
+    sparse = torch.eye(3).to_sparse()
+    csr = torch.eye(3).to_sparse_csr()
+    dense = torch.arange(9.0).reshape(3, 3)
+    [out] = apply_trigger([Sample((sparse, dense, csr), {}, origin="t")], trigger, seed=0)
+    assert out.args[0] is sparse and out.args[2] is csr
+    if trigger.get("layout") == "noncontiguous":
+        assert not out.args[1].is_contiguous() and torch.equal(out.args[1], dense)
