@@ -36,15 +36,20 @@ def map_tensors(obj: Any, fn: Callable[[torch.Tensor], Any]) -> Any:
 _Tensor = torch.Tensor
 
 
+# Leaves that hold no tensor, skipped without a call.
+_ATOMS = frozenset({int, float, bool, str, complex, type(None), torch.dtype})
+
+
 def _collect(obj: Any, out: list[torch.Tensor]) -> None:
     kind = type(obj)
     if kind is _Tensor:
         out.append(obj)
     elif kind is tuple or kind is list:
         for v in obj:
-            if type(v) is _Tensor:
+            k = type(v)
+            if k is _Tensor:
                 out.append(v)
-            else:
+            elif k not in _ATOMS and not (k is dict and not v):  # an empty kwargs dict: nothing
                 _collect(v, out)
     elif kind is dict:
         for v in obj.values():
@@ -63,6 +68,17 @@ def tensor_leaves(obj: Any) -> list[torch.Tensor]:
     out: list[torch.Tensor] = []
     _collect(obj, out)
     return out
+
+
+def replace_leaf(obj: Any, index: int, new: torch.Tensor) -> Any:
+    """`obj` with its `index`-th tensor leaf (tensor_leaves order) replaced by `new`; the other leaves kept."""
+    seen = [-1]
+
+    def swap(t: torch.Tensor) -> torch.Tensor:
+        seen[0] += 1
+        return new if seen[0] == index else t
+
+    return map_tensors(obj, swap)
 
 
 def clone_tree(obj: Any) -> Any:
@@ -93,6 +109,23 @@ def structure_key(obj: Any, *, with_shapes: bool) -> str:
         return f"{type(obj).__name__}({inner})"
     if isinstance(obj, dict):
         return "{" + ",".join(f"{k!r}:{structure_key(v, with_shapes=with_shapes)}" for k, v in obj.items()) + "}"
+    return repr(obj)
+
+
+def structure_sig(obj: Any) -> Any:
+    """structure_key(obj, with_shapes=True) as a hashable tuple, several times cheaper to build: tensor leaves as
+    (dtype, shape), containers tagged with their type, every other value by its repr (Note [The hot loop])."""
+    kind = type(obj)
+    if kind is tuple or kind is list:
+        return (kind, *[(v.dtype, v.shape) if type(v) is _Tensor else structure_sig(v) for v in obj])
+    if kind is dict:
+        return (dict, *[(repr(k), structure_sig(v)) for k, v in obj.items()])
+    if isinstance(obj, torch.Tensor):
+        return (obj.dtype, obj.shape)
+    if isinstance(obj, (tuple, list)):
+        return (type(obj), *[structure_sig(v) for v in obj])
+    if isinstance(obj, dict):
+        return (dict, *[(repr(k), structure_sig(v)) for k, v in obj.items()])
     return repr(obj)
 
 

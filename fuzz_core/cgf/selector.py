@@ -30,6 +30,7 @@ import torch
 from fuzz_core.coverage.ann import AnnCoverage
 from fuzz_core.coverage.features import summary_features
 from fuzz_core.coverage.ops import OpCoverage, OpKey
+from fuzz_core.mutators.base import randbelow
 
 # Outcomes that say nothing about the target's behaviour: the input was rejected or the mode
 # did not apply, so it cannot count as new coverage.
@@ -64,9 +65,10 @@ class CoverageSelector:
     def select(self, corpus: Sequence[Any], gen: torch.Generator) -> int:
         """Uniform among the newest `recent` entries plus one entry drawn from the whole corpus."""
         n = len(corpus)
-        pool = list(range(max(0, n - self.recent), n))
-        pool.append(int(torch.randint(0, n, (1,), generator=gen)))
-        return pool[int(torch.randint(0, len(pool), (1,), generator=gen))]
+        anywhere = randbelow(n, gen)
+        newest = min(self.recent, n)  # the pool: indices n - newest .. n - 1, then `anywhere`
+        pick = randbelow(newest + 1, gen)
+        return n - newest + pick if pick < newest else anywhere
 
     def measures(self, entry: Any) -> bool:
         """Whether this input will be measured (Note [Sampled coverage]); the campaign asks before running it."""

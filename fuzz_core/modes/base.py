@@ -29,6 +29,10 @@ class Mode:
     # False where the mode builds a graph (tracing, scripting, compiling): a TorchDispatchMode around
     # it would be traced into the graph or break it, so op-level coverage is not recorded there.
     dispatch_observable: ClassVar[bool] = True
+    # True where `run` hands the input's tensors to the target and does nothing else with them: execute may then
+    # skip its private copy for targets that cannot write to their inputs (Note [Input copies] in
+    # fuzz_core/execution.py). Off by default: a mode that writes (variant:inplace) or compiles stays copied.
+    passes_inputs_through: ClassVar[bool] = False
 
     def check(self, target: Target, sample: Sample) -> None:
         """Raise NotApplicable when the mode cannot apply to this target (before any execution)."""

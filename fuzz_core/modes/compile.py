@@ -22,10 +22,10 @@ import torch
 from fuzz_core.inputs import Sample
 from fuzz_core.modes.base import Mode, NotApplicable, bound_callable
 from fuzz_core.target import Target
-from fuzz_core.tensors import split_tensors, structure_key
+from fuzz_core.tensors import split_tensors, structure_key, tensor_leaves
 
 COMPILE_OPTIONS = ("dynamic", "mode", "fullgraph")
-_COMPILED: dict[str, Any] = {}
+_COMPILED: dict[tuple[Any, ...], Any] = {}
 _configured = False
 
 
@@ -217,11 +217,16 @@ class CompileMode(Mode):
     def run(self, target: Target, sample: Sample) -> Any:
         configure_dynamo()
         fn = bound_callable(target, sample)
-        tensors, rebuild = split_tensors(sample.tree())
-        key = f"{self.name}|{sorted(self.options.items())}|{target.api}|{id(fn)}|" + structure_key(
-            sample.tree(), with_shapes=False)
+        tree = sample.tree()
+        # A tuple key (Note [The hot loop] in fuzz_core/campaign.py): mode, options, target, and the structure
+        # without shapes (shapes recompile inside one compiled callable).
+        key = (self.name, repr(sorted(self.options.items())), target.api, id(fn),
+               structure_key(tree, with_shapes=False))
         entry = _COMPILED.get(key)
-        if entry is None:
+        if entry is not None:
+            tensors = tensor_leaves(tree)  # the order split_tensors gives
+        else:
+            tensors, rebuild = split_tensors(tree)
             kwargs = {k: self.options[k] for k in ("dynamic", "fullgraph") if k in self.options}
             recorder = _RecordingBackend(self.backend, self.options.get("mode"), self.options.get("dynamic"))
             entry = _COMPILED[key] = _Compiled(torch.compile(_fresh_wrapper(fn, rebuild), backend=recorder, **kwargs),

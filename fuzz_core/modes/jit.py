@@ -15,9 +15,9 @@ import torch
 from fuzz_core.inputs import Sample
 from fuzz_core.modes.base import Mode, NotApplicable, bound_callable
 from fuzz_core.target import Target
-from fuzz_core.tensors import split_tensors, structure_key
+from fuzz_core.tensors import split_tensors, structure_sig, tensor_leaves
 
-_TRACE_CACHE: dict[str, Any] = {}
+_TRACE_CACHE: dict[tuple[Any, ...], Any] = {}
 _SCRIPT_CACHE: dict[str, Any] = {}
 _SOURCE_DIR: Path | None = None
 
@@ -38,28 +38,33 @@ def _split(args, kwargs):
 
 class JitTraceMode(Mode):
     dispatch_observable = False
+    passes_inputs_through = True  # Note [Input copies] in fuzz_core/execution.py
 
     def run(self, target: Target, sample: Sample) -> Any:
         fn = bound_callable(target, sample)
-        tensors, rebuild = split_tensors(sample.tree())
+        tree = sample.tree()
+        # A tuple key (the structure's dtypes, shapes and other values): Note [The hot loop] in fuzz_core/campaign.py.
+        key = (target.api, id(fn), structure_sig(tree))
+        traced = _TRACE_CACHE.get(key)
+        if traced is not None:
+            return traced(*tensor_leaves(tree))  # the order split_tensors gives
+        tensors, rebuild = split_tensors(tree)
         if not tensors:
             raise NotApplicable("jit.trace needs at least one tensor input")
-        key = f"{target.api}|{id(fn)}|{structure_key(sample.tree(), with_shapes=True)}"
-        traced = _TRACE_CACHE.get(key)
-        if traced is None:
-            def flat(*ts: torch.Tensor) -> Any:
-                args, kwargs = rebuild(list(ts))
-                return fn(*args, **kwargs)
 
-            rng_state = torch.random.get_rng_state()  # tracing runs the op once; random ops must not see it
-            try:
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")
-                    traced = torch.jit.trace(flat, tuple(tensors), check_trace=False)
-                torch.random.set_rng_state(rng_state)
-            except Exception as exc:  # tracing limits (non-tensor outputs, in-place on inputs) are not bugs
-                raise NotApplicable(f"jit.trace cannot trace this call: {type(exc).__name__}: {str(exc)[:200]}") from exc
-            _TRACE_CACHE[key] = traced
+        def flat(*ts: torch.Tensor) -> Any:
+            args, kwargs = rebuild(list(ts))
+            return fn(*args, **kwargs)
+
+        rng_state = torch.random.get_rng_state()  # tracing runs the op once; random ops must not see it
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                traced = torch.jit.trace(flat, tuple(tensors), check_trace=False)
+            torch.random.set_rng_state(rng_state)
+        except Exception as exc:  # tracing limits (non-tensor outputs, in-place on inputs) are not bugs
+            raise NotApplicable(f"jit.trace cannot trace this call: {type(exc).__name__}: {str(exc)[:200]}") from exc
+        _TRACE_CACHE[key] = traced
         return traced(*tensors)
 
     def repro_source(self, target: Target | None = None, sample: Sample | None = None) -> str:
@@ -144,6 +149,7 @@ def script_source(target: Target, sample: Sample) -> tuple[str, int]:
 
 class JitScriptMode(Mode):
     dispatch_observable = False
+    passes_inputs_through = True  # Note [Input copies] in fuzz_core/execution.py
 
     def check(self, target: Target, sample: Sample) -> None:
         if target.code and "def target" not in target.code:

@@ -10,6 +10,16 @@ import torch
 from fuzz_core.inputs import Sample
 
 
+_DRAW = torch.empty(1, dtype=torch.int64)  # reused by randbelow: no tensor allocated per draw
+
+
+def randbelow(n: int, gen: torch.Generator) -> int:
+    """An int in [0, n) drawn from `gen`: the same draw, and the same generator state after it, as
+    `int(torch.randint(0, n, (1,), generator=gen))` (which is `empty(1).random_(0, n)`), without the allocation
+    (Note [The hot loop] in fuzz_core/campaign.py)."""
+    return _DRAW.random_(0, n, generator=gen).item()
+
+
 @runtime_checkable
 class Mutator(Protocol):
     """Derives a new input from one corpus entry; deterministic given `gen` (so a crash input can be replayed).
@@ -50,7 +60,7 @@ class UniformSelector:
     """Every corpus entry equally likely; never grows the corpus."""
 
     def select(self, corpus: Sequence[CorpusEntry], gen: torch.Generator) -> int:
-        return int(torch.randint(0, len(corpus), (1,), generator=gen))
+        return randbelow(len(corpus), gen)
 
     def observe(self, entry: CorpusEntry, outcome: str, outputs: Any) -> bool:
         return False

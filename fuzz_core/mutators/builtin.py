@@ -2,37 +2,64 @@
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass
 
 import torch
 
 from fuzz_core.inputs import Sample
 from fuzz_core.modes.layout import noncontiguous_copy
+from fuzz_core.mutators.base import randbelow
 from fuzz_core.mutators.values import SPECIAL_VALUE_NAMES, boundary_values, special_value
-from fuzz_core.tensors import map_tensors, tensor_leaves
-
-
-def _float_leaf_indices(sample: Sample) -> list[int]:
-    return [i for i, t in enumerate(tensor_leaves(sample.tree())) if t.is_floating_point() and t.numel() > 0]
+from fuzz_core.tensors import map_tensors, replace_leaf, tensor_leaves
 
 
 def _edit_one(sample: Sample, gen: torch.Generator, edit, label: str) -> Sample | None:  # type: ignore[no-untyped-def]
-    """Apply `edit(tensor, gen)` to one randomly chosen floating tensor leaf."""
-    candidates = _float_leaf_indices(sample)
+    """Apply `edit(tensor, gen)` to one randomly chosen floating tensor leaf (non-empty)."""
+    tree = sample.tree()
+    leaves = tensor_leaves(tree)
+    candidates = [i for i, t in enumerate(leaves) if t.is_floating_point() and t.numel() > 0]
     if not candidates:
         return None
-    chosen = candidates[int(torch.randint(0, len(candidates), (1,), generator=gen))]
-    counter = iter(range(10**9))
-
-    def maybe_edit(t: torch.Tensor) -> torch.Tensor:
-        return edit(t, gen) if next(counter) == chosen else t
-
-    return sample.with_tree(map_tensors(sample.tree(), maybe_edit), origin=f"{sample.origin}>{label}")
+    chosen = candidates[randbelow(len(candidates), gen)]
+    return sample.with_tree(replace_leaf(tree, chosen, edit(leaves[chosen], gen)), origin=f"{sample.origin}>{label}")
 
 
 def _positions(t: torch.Tensor, gen: torch.Generator, most: int = 3) -> torch.Tensor:
-    count = 1 + int(torch.randint(0, most, (1,), generator=gen))
+    """Up to `most` distinct flat positions of `t`."""
+    count = 1 + randbelow(most, gen)
     return torch.randperm(t.numel(), generator=gen)[:count]
+
+
+# Note [Mutation cost]
+# Mutation runs once per input, so its edits are whole-tensor torch ops on one tensor with no per-element Python:
+# noise is added in the tensor's own dtype where that rounds exactly as the float64 sum rounded back did (float32
+# and float64 operands: float64 carries more than 2p+2 bits for a float32 sum, so the double rounding is
+# innocuous), special and boundary values go in with one index_fill_ at distinct positions (what the indexed
+# assignment wrote), the value table per dtype and a parent's mean magnitude are worked out once, and draws reuse
+# one buffer (`randbelow`). Each seed's stream of inputs is what it was.
+
+
+_SPREADS: dict[int, tuple[weakref.ref, int, float]] = {}  # id(tensor) -> (the tensor, its version, its spread)
+
+
+def _spread(t: torch.Tensor) -> float:
+    """The noise scale of `t`: its mean magnitude (1 where that is 0, NaN or Inf). Remembered per tensor while it
+    lives unchanged (same object, same version counter): the parent is a corpus entry, picked again and again
+    (Note [Mutation cost])."""
+    key = id(t)
+    known = _SPREADS.get(key)
+    if known is not None and known[0]() is t and known[1] == t._version:
+        return known[2]
+    spread = float(t.float().abs().mean()) if t.numel() else 1.0
+    spread = spread if spread > 0 and spread == spread and spread != float("inf") else 1.0
+    if len(_SPREADS) >= 1024:
+        _SPREADS.clear()
+    try:
+        _SPREADS[key] = (weakref.ref(t), t._version, spread)
+    except (TypeError, RuntimeError):  # no weak reference or no version counter (inference tensors): not kept
+        pass
+    return spread
 
 
 @dataclass
@@ -43,9 +70,12 @@ class GaussianNoise:
 
     def mutate(self, sample: Sample, gen: torch.Generator) -> Sample | None:
         def edit(t: torch.Tensor, g: torch.Generator) -> torch.Tensor:
-            spread = float(t.float().abs().mean()) if t.numel() else 1.0
-            spread = spread if spread > 0 and spread == spread and spread != float("inf") else 1.0
-            noise = torch.randn(t.shape, generator=g) * (self.scale * spread)
+            spread = _spread(t)
+            noise = torch.randn(t.shape, generator=g).mul_(self.scale * spread)
+            if t.dtype is torch.float32 and t.is_contiguous():
+                return noise.add_(t)  # Note [Mutation cost]: the same values as the float64 round trip
+            if t.dtype is torch.float64 and t.is_contiguous():
+                return t + noise
             return (t.double() + noise.double()).to(t.dtype)
 
         return _edit_one(sample, gen, edit, self.name)
@@ -58,11 +88,11 @@ class SpecialValues:
     values: tuple[str, ...] = SPECIAL_VALUE_NAMES
 
     def mutate(self, sample: Sample, gen: torch.Generator) -> Sample | None:
-        value_name = self.values[int(torch.randint(0, len(self.values), (1,), generator=gen))]
+        value_name = self.values[randbelow(len(self.values), gen)]
 
         def edit(t: torch.Tensor, g: torch.Generator) -> torch.Tensor:
             out = t.contiguous().clone()
-            out.view(-1)[_positions(out, g)] = special_value(value_name, t.dtype)
+            out.view(-1).index_fill_(0, _positions(out, g), special_value(value_name, t.dtype))
             return out
 
         return _edit_one(sample, gen, edit, f"{self.name}:{value_name}")
@@ -77,7 +107,8 @@ class DtypeBoundary:
         def edit(t: torch.Tensor, g: torch.Generator) -> torch.Tensor:
             values = boundary_values(t.dtype)
             out = t.contiguous().clone()
-            out.view(-1)[_positions(out, g)] = values[int(torch.randint(0, len(values), (1,), generator=g))]
+            value = values[randbelow(len(values), g)]  # drawn before the positions, as `flat[positions] = value` did
+            out.view(-1).index_fill_(0, _positions(out, g), value)
             return out
 
         return _edit_one(sample, gen, edit, self.name)
@@ -108,8 +139,8 @@ class SmallShapeChange:
         if not leaves or leaves[0].dim() == 0:
             return None
         shape = leaves[0].shape
-        dim = int(torch.randint(0, len(shape), (1,), generator=gen))
-        grow = bool(torch.randint(0, 2, (1,), generator=gen)) or shape[dim] <= 1
+        dim = randbelow(len(shape), gen)
+        grow = bool(randbelow(2, gen)) or shape[dim] <= 1
 
         def change(t: torch.Tensor) -> torch.Tensor:
             if t.shape != shape:

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import torch
 
 from fuzz_core.inputs import Sample
+from fuzz_core.mutators.base import randbelow
 from fuzz_core.tensors import map_tensors, tensor_leaves
 
 
@@ -19,7 +20,7 @@ def _first_shape(sample: Sample) -> torch.Size | None:
 
 
 def _pick(gen: torch.Generator, n: int) -> int:
-    return int(torch.randint(0, n, (1,), generator=gen))
+    return randbelow(n, gen)
 
 
 @dataclass

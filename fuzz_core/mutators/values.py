@@ -6,6 +6,18 @@ import torch
 
 
 def special_value(name: str, dtype: torch.dtype) -> float:
+    """The value called `name` in `dtype` (worked out once per pair: mutation asks for one per input)."""
+    try:
+        return _SPECIAL[(name, dtype)]
+    except KeyError:
+        value = _SPECIAL[(name, dtype)] = _special_value(name, dtype)
+        return value
+
+
+_SPECIAL: dict[tuple[str, torch.dtype], float] = {}
+
+
+def _special_value(name: str, dtype: torch.dtype) -> float:
     info = torch.finfo(dtype)
     values = {
         "nan": float("nan"),
@@ -29,6 +41,17 @@ SPECIAL_VALUE_NAMES = ("nan", "inf", "-inf", "-0.0", "denormal", "huge", "tiny",
 
 
 def boundary_values(dtype: torch.dtype) -> list[float]:
+    """The dtype's boundary values (a fresh list; worked out once per dtype)."""
+    values = _BOUNDARY.get(dtype)
+    if values is None:
+        values = _BOUNDARY[dtype] = tuple(_boundary_values(dtype))
+    return list(values)
+
+
+_BOUNDARY: dict[torch.dtype, tuple[float, ...]] = {}
+
+
+def _boundary_values(dtype: torch.dtype) -> list[float]:
     if dtype.is_floating_point:
         info = torch.finfo(dtype)
         return [info.max, info.min, info.eps, -info.eps, info.smallest_normal, 1.0 + info.eps, -1.0, 0.0]

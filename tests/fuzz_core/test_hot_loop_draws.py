@@ -1,0 +1,119 @@
+"""The hot loop's cheaper draws and checks give what the plain torch calls they replace gave (Note [The hot loop],
+Note [Mutation cost]): each seed's stream of inputs is unchanged."""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from fuzz_core.campaign import Campaign, _has_nonfinite
+from fuzz_core.cgf.selector import CoverageSelector
+from fuzz_core.inputs import Sample
+from fuzz_core.mutators.base import randbelow
+from fuzz_core.mutators.builtin import DtypeBoundary, GaussianNoise, SpecialValues, _positions
+from fuzz_core.mutators.values import boundary_values, special_value
+from fuzz_core.spec import HarnessSpec
+from fuzz_core.tensors import structure_key, structure_sig
+
+
+def test_randbelow_is_randint_draw_for_draw() -> None:
+    a, b = torch.Generator().manual_seed(11), torch.Generator().manual_seed(11)
+    for n in (1, 2, 3, 9, 64, 1000, 2**40):
+        for _ in range(50):
+            assert randbelow(n, a) == int(torch.randint(0, n, (1,), generator=b))
+    assert torch.equal(torch.rand(4, generator=a), torch.rand(4, generator=b))  # same state after
+
+
+def test_the_mutator_draw_is_multinomials() -> None:
+    spec = HarnessSpec(api="torch.sigmoid", input_source="described",
+                       inputs={"args": [{"kind": "tensor", "tensor": {"shape": [2]}}]}, seed=1)
+    campaign = Campaign(spec)
+    for weights in (campaign._mutator_weights, campaign._value_weights):
+        a, b = torch.Generator().manual_seed(3), torch.Generator().manual_seed(3)
+        drawn = [campaign._draw_mutator(weights, a) for _ in range(3000)]
+        assert drawn == [int(torch.multinomial(weights, 1, generator=b)) for _ in range(3000)]
+        assert torch.equal(torch.rand(4, generator=a), torch.rand(4, generator=b))
+    assert set(drawn) == set(campaign._value_mutators)
+
+
+def test_coverage_selection_draws_as_the_pool_list_did() -> None:
+    selector = CoverageSelector(recent=5)
+    for n in (1, 3, 5, 6, 40):
+        corpus = list(range(n))
+        a, b = torch.Generator().manual_seed(n), torch.Generator().manual_seed(n)
+        for _ in range(200):
+            pool = list(range(max(0, n - 5), n))
+            pool.append(int(torch.randint(0, n, (1,), generator=b)))
+            assert selector.select(corpus, a) == pool[int(torch.randint(0, len(pool), (1,), generator=b))]
+
+
+def _old_gaussian(t: torch.Tensor, g: torch.Generator, scale: float = 0.1) -> torch.Tensor:
+    spread = float(t.float().abs().mean()) if t.numel() else 1.0
+    spread = spread if spread > 0 and spread == spread and spread != float("inf") else 1.0
+    noise = torch.randn(t.shape, generator=g) * (scale * spread)
+    return (t.double() + noise.double()).to(t.dtype)
+
+
+def _same(x: torch.Tensor, y: torch.Tensor) -> bool:
+    return x.dtype == y.dtype and x.shape == y.shape and x.stride() == y.stride() and bool(
+        ((x == y) | (x.isnan() & y.isnan())).all())
+
+
+def test_gaussian_noise_gives_the_float64_round_trips_values() -> None:
+    base = torch.randn(6, 7, generator=torch.Generator().manual_seed(0)) * torch.logspace(-40, 37, 7)
+    base[0, 0], base[1, 1], base[2, 2] = float("inf"), float("nan"), 3e38
+    for dtype in (torch.float32, torch.float64, torch.float16, torch.bfloat16):
+        for t in (base.to(dtype), base.to(dtype).t(), base.to(dtype)[:, ::2]):
+            for seed in range(20):
+                new = GaussianNoise().mutate(Sample(args=(t,)), torch.Generator().manual_seed(seed))
+                g = torch.Generator().manual_seed(seed)
+                randbelow(1, g)  # the leaf choice
+                assert new is not None and _same(new.args[0], _old_gaussian(t, g))
+
+
+def test_special_and_boundary_values_land_where_the_indexed_assignment_put_them() -> None:
+    for dtype in (torch.float32, torch.float16, torch.float64):
+        t = torch.randn(5, 5).to(dtype)
+        for seed in range(30):
+            mutator = SpecialValues()
+            new = mutator.mutate(Sample(args=(t,)), torch.Generator().manual_seed(seed))
+            g = torch.Generator().manual_seed(seed)
+            name = mutator.values[int(torch.randint(0, len(mutator.values), (1,), generator=g))]
+            int(torch.randint(0, 1, (1,), generator=g))
+            old = t.contiguous().clone()
+            old.view(-1)[_positions(old, g)] = special_value(name, dtype)
+            assert new is not None and _same(new.args[0], old)
+            new = DtypeBoundary().mutate(Sample(args=(t,)), torch.Generator().manual_seed(seed))
+            g = torch.Generator().manual_seed(seed)
+            int(torch.randint(0, 1, (1,), generator=g))
+            old = t.contiguous().clone()
+            values = boundary_values(dtype)
+            old.view(-1)[_positions(old, g)] = values[int(torch.randint(0, len(values), (1,), generator=g))]
+            assert new is not None and _same(new.args[0], old)
+
+
+def test_nonfinite_count_by_sum_agrees_with_isfinite() -> None:
+    big = torch.full((4,), 3e38)  # finite elements whose sum overflows
+    cases = [torch.zeros(3), big, torch.tensor([1.0, float("inf")]), torch.tensor([float("-inf"), float("inf")]),
+             torch.tensor([0.0, float("nan")]), torch.empty(0), torch.full((3,), 60000.0, dtype=torch.float16),
+             torch.tensor([1.0, float("nan")], dtype=torch.bfloat16), torch.tensor([1 + 1j, complex("inf")]),
+             torch.arange(3), (torch.zeros(2), torch.tensor([float("nan")])), [big, big]]
+    for out in cases:
+        leaves = list(out) if isinstance(out, (tuple, list)) else [out]
+        expected = any((t.is_floating_point() or t.is_complex()) and not bool(torch.isfinite(t).all())
+                       for t in leaves)
+        assert _has_nonfinite(out) == expected, out
+    assert math.isinf(big.sum().item()) and not _has_nonfinite(big)
+
+
+def test_structure_sig_tells_apart_exactly_what_structure_key_does() -> None:
+    x, y = torch.zeros(2, 3), torch.zeros(3, 2)
+    trees = [((x,), {}), ((y,), {}), ((x.double(),), {}), ((x, 1), {}), ((x, 1.0), {}), ((x, True), {}),
+             (([x],), {}), (((x,),), {}), ((x,), {"dim": 1}), ((x,), {"dim": 2}), ((x, None), {}),
+             ((x, torch.float16), {}), ((torch.nn.Parameter(x),), {}), ((x, [1, 2]), {}), ((x, (1, 2)), {})]
+    for a in trees:
+        for b in trees:
+            same_key = structure_key(a, with_shapes=True) == structure_key(b, with_shapes=True)
+            assert (structure_sig(a) == structure_sig(b)) == same_key, (a, b)
+            assert hash(structure_sig(a)) == hash(structure_sig(a))
