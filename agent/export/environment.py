@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import platform
 import sys
+import threading
 
 from pydantic import BaseModel
 
@@ -36,7 +37,7 @@ def capture_environment(*, collect_env: bool = True) -> Environment:
 
 
 _SHARED: Environment | None = None
-_SHARED_LOCK = __import__("threading").Lock()
+_SHARED_LOCK = threading.Lock()
 
 
 def shared_environment() -> Environment:
