@@ -41,6 +41,7 @@ The sandboxed pool batches all of a harness's inputs into one round trip: the wo
 from __future__ import annotations
 
 import contextlib
+import json
 import math
 import time
 from collections import Counter
@@ -160,6 +161,9 @@ class Tally:
         return f"no valid input: the reference mode rejected {which}: {rejected} [{self.figures()}{also}]"
 
 
+_UNSET = object()
+
+
 def _int_seed(*parts: int) -> int:
     value = 1469598103934665603
     for part in parts:
@@ -226,6 +230,9 @@ class Campaign:
         self._draw_buffer = torch.empty_like(self._mutator_weights)  # _draw_mutator's exponential draws
         self._checked_weights: dict[int, bool] = {}  # id of a weights tensor above -> multinomial would accept it
         self.progress = progress
+        # A progress callback that takes the recipe already encoded (worker_main.RunProgress): Note [The hot loop].
+        self._progress_encoded: Callable[[int, int, str], None] | None = getattr(progress, "encoded", None)
+        self._mutator_json = [json.dumps(m.name) for m in self.mutators]  # each name as a JSON string
         self.instrument = instrument
         self.tally = Tally()
         self.findings: dict[str, Finding] = {}
@@ -249,6 +256,7 @@ class Campaign:
         self._measured = True  # whether the input now running is one the selector measures (op scope)
         self._compiles_for: Mode | None = None  # the test mode `compiles` was answered for, and the answer
         self._test_compiles = False
+        self._sign_ambiguous = True  # target.sign_ambiguous, looked up once the target is built (prepare)
 
     # -- setup ---------------------------------------------------------------------------------
     def prepare(self) -> None:
@@ -290,6 +298,7 @@ class Campaign:
             seeds, self.source = seed_samples(self.spec, self.target)
         except InputError as exc:
             raise HarnessBroken(str(exc)) from exc
+        self._sign_ambiguous = bool(self.target.sign_ambiguous)
         self.seeds = [self.canonical(s) for s in seeds]
         if not self.seeds:
             raise NoInputs("the trigger left no input")
@@ -344,20 +353,32 @@ class Campaign:
     def reseed(self) -> int | None:
         return self.spec.seed if self.random_op else None
 
-    def run_mode(self, mode: Mode, sample: Sample) -> Execution:
-        """One execution of `mode` on `sample`, compile time and run time tallied apart."""
+    def run_mode(self, mode: Mode, sample: Sample, leaves: list[torch.Tensor] | None = None) -> Execution:
+        """One execution of `mode` on `sample`, compile time and run time tallied apart. `leaves`: the sample's
+        tensor leaves, when the caller has them."""
         assert self.target is not None
-        compiling = self._compile_mode(mode)  # grad:compile compiles through its forward mode
-        compiles_before = 0 if compiling is None else int(getattr(compiling, "compiles", 0))
-        reseed = self.reseed
+        compiling = self._compiling.get(id(mode), _UNSET)
+        if compiling is _UNSET:
+            compiling = self._compile_mode(mode)  # grad:compile compiles through its forward mode
+        reseed = self.spec.seed if self.random_op else None
+        if compiling is None:  # the common case: nothing to tell compile time from run time
+            start = time.monotonic()
+            if self._measured and (mode is self.reference or mode.dispatch_observable):
+                with self._op_scope():
+                    run = execute(mode, self.target, sample, reseed=reseed, leaves=leaves)
+            else:
+                run = execute(mode, self.target, sample, reseed=reseed, leaves=leaves)
+            self.tally.execute_s += time.monotonic() - start
+            return self.gauge_free(run) if self._sign_ambiguous else run
+        compiles_before = int(getattr(compiling, "compiles", 0))
         start = time.monotonic()
         if self._measured and (mode is self.reference or mode.dispatch_observable):
             with self._op_scope():
-                run = execute(mode, self.target, sample, reseed=reseed)
+                run = execute(mode, self.target, sample, reseed=reseed, leaves=leaves)
         else:
-            run = execute(mode, self.target, sample, reseed=reseed)
+            run = execute(mode, self.target, sample, reseed=reseed, leaves=leaves)
         spent = time.monotonic() - start
-        if compiling is not None and int(getattr(compiling, "compiles", 0)) > compiles_before:
+        if int(getattr(compiling, "compiles", 0)) > compiles_before:
             self.tally.compile_s += spent
             self.tally.compiles += 1
             self._last_compile_end = time.monotonic()
@@ -418,13 +439,14 @@ class Campaign:
             # Random draws depend on the dtype they are drawn in: low-precision runs cannot match them.
             self.tally.na_reasons.append("random op: draws differ between dtypes")
             return "na"
-        ref = self.run_mode(self.reference, sample)
+        leaves = tensor_leaves(sample.tree())  # both runs check the input's version counters on these
+        ref = self.run_mode(self.reference, sample, leaves)
         self.last_outputs = (ref.output, None)
         if ref.status != "ok":
             # The reference rejects the input: outside the API's domain, so nothing to compare.
             self.tally.invalid_reasons.append(ref.error_text)
             return "skip"
-        test = self.run_mode(self.test, sample)
+        test = self.run_mode(self.test, sample, leaves)
         if self.compiles:
             self.compiled_shapes.add(_shape_sig(entry))
         self.last_outputs = (ref.output, test.output)
@@ -474,13 +496,19 @@ class Campaign:
         for _attempt in range(64):  # some mutators do not apply to some inputs; only give up on none
             parent = view[self.selector.select(view, gen)]
             parent.picked += 1
-            mutator = self.mutators[self._draw_mutator(weights, gen)]
+            index = self._draw_mutator(weights, gen)
+            mutator = self.mutators[index]
             step_seed = _int_seed(self.spec.seed, iteration, _attempt)
             child = mutator.mutate(parent.sample, self._step_gen.manual_seed(step_seed))
             if child is not None:
                 child = self.canonical(child)
                 recipe = (parent.recipe[0], parent.recipe[1] + ((mutator.name, step_seed),))
-                return CorpusEntry(child, recipe)
+                new = CorpusEntry(child, recipe)
+                if self._progress_encoded is not None:  # the recipe's steps as JSON: the parent's plus this step
+                    steps = parent.meta.get("_steps_json") or _steps_json(parent)
+                    new.meta["_steps_json"] = (f"{steps[:-1]}{',' if len(steps) > 2 else ''}"
+                                               f"[{self._mutator_json[index]},{step_seed}]]")
+                return new
         if pending_seeds:
             return corpus[pending_seeds.pop(0)]
         return None
@@ -515,6 +543,7 @@ class Campaign:
         gen = torch.Generator().manual_seed(_int_seed(self.spec.seed, 7))
         iteration = 0
         seeds_na = 0
+        encoded = self._progress_encoded
         while True:
             if max_executions is not None and self.tally.executions >= max_executions:
                 self.exit_reason = EXIT_MAX_EXECUTIONS
@@ -533,7 +562,9 @@ class Campaign:
             if entry is None:
                 self.exit_reason = EXIT_NO_CORPUS
                 return
-            if self.progress is not None:
+            if encoded is not None:
+                encoded(iteration - 1, entry.recipe[0], entry.meta.get("_steps_json") or _steps_json(entry))
+            elif self.progress is not None:
                 self.progress({"iteration": iteration - 1, "seed_index": entry.recipe[0],
                                "steps": [list(s) for s in entry.recipe[1]]})
             self.last_outputs = (None, None)
@@ -589,14 +620,21 @@ def _shape_sig(entry: CorpusEntry) -> Any:
     return sig
 
 
+def _steps_json(entry: CorpusEntry) -> str:
+    """The entry's recipe steps as JSON (json.dumps of [[name, seed], ...], compact), worked out once per entry."""
+    steps = entry.meta["_steps_json"] = json.dumps([list(s) for s in entry.recipe[1]], separators=(",", ":"))
+    return steps
+
+
 def _has_nonfinite(out: Any) -> bool:
     """Whether a floating or complex leaf of `out` holds NaN or ±Inf. A finite sum of a floating tensor means
     every element is finite (an Inf or NaN makes every partial sum it enters Inf or NaN), one reduction where
     isfinite().all() takes two: only a sum that is not finite (a non-finite element, or finite ones overflowing)
-    gets the elementwise check (Note [The hot loop])."""
+    gets the elementwise check, itself one subtraction and one sum: x - x is exactly 0 for every finite x and NaN
+    for ±Inf and NaN, and a sum of zeros cannot overflow (Note [The hot loop])."""
     for t in ((out,) if type(out) is torch.Tensor else tensor_leaves(out)):
         if t.is_floating_point():
-            if t.numel() and not math.isfinite(t.sum().item()) and not bool(torch.isfinite(t).all()):
+            if t.numel() and not math.isfinite(t.sum().item()) and (t - t).sum().item() != 0:
                 return True
         elif t.is_complex() and not bool(torch.isfinite(t).all()):
             return True
@@ -615,11 +653,21 @@ def identical_outputs(ref: Any, test: Any) -> bool:
                for r, t in zip(ref, test))
 
 
+_SAME_WIDTH_INT = {torch.float32: torch.int32, torch.float64: torch.int64, torch.float16: torch.int16,
+                   torch.bfloat16: torch.int16}
+
+
 def _identical_leaf(ref: torch.Tensor, test: torch.Tensor) -> bool:
     if (ref.layout != torch.strided or test.layout != torch.strided or ref.dtype != test.dtype
             or not ref.is_floating_point() or ref.shape != test.shape):
         return False
     if torch.equal(ref, test):
         return True
+    bits = _SAME_WIDTH_INT.get(ref.dtype)
+    try:
+        if bits is not None and torch.equal(ref.view(bits), test.view(bits)):
+            return True  # the same bits: equal values and NaN where NaN (the common case of NaN outputs), one op
+    except RuntimeError:  # a tensor that cannot be viewed as another dtype: the elementwise check below
+        pass
     both_nan = ref.isnan() & test.isnan()
     return bool(both_nan.any()) and bool(((ref == test) | both_nan).all())

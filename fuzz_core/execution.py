@@ -107,20 +107,24 @@ def copies_inputs(mode: Mode, target: Target, sample: Sample) -> bool:
     return bool(kwargs) and (any(k in out_names for k in kwargs) or bool(kwargs.get("inplace")))
 
 
-def _versions(sample: Sample) -> tuple[list[torch.Tensor], int] | None:
+def _versions(sample: Sample, leaves: list[torch.Tensor] | None = None) -> tuple[list[torch.Tensor], int] | None:
     """The input tensors and the sum of their version counters (counters only grow: the sum moves iff one
-    does); None where a tensor has none (inference tensors): then copy."""
-    leaves = tensor_leaves(sample.tree())
+    does); None where a tensor has none (inference tensors): then copy. `leaves`: the sample's tensor leaves
+    when the caller has them already."""
+    if leaves is None:
+        leaves = tensor_leaves(sample.tree())
     try:
         return leaves, sum([t._version for t in leaves])
     except RuntimeError:
         return None
 
 
-def execute(mode: Mode, target: Target, sample: Sample, *, reseed: int | None) -> Execution:
+def execute(mode: Mode, target: Target, sample: Sample, *, reseed: int | None,
+            leaves: list[torch.Tensor] | None = None) -> Execution:
     """Run `mode` on a private copy of `sample` (in-place ops must not leak into the other mode's input), or on
-    `sample` itself where nothing can write to it (Note [Input copies])."""
-    versions = None if copies_inputs(mode, target, sample) else _versions(sample)
+    `sample` itself where nothing can write to it (Note [Input copies]). `leaves`: the sample's tensor leaves,
+    when the caller has them (the campaign works them out once for both modes)."""
+    versions = None if copies_inputs(mode, target, sample) else _versions(sample, leaves)
     run_on = sample if versions is not None else Sample(*clone_tree(sample.tree()), ctor=sample.ctor,
                                                          origin=sample.origin)
     if reseed is not None:
@@ -166,6 +170,10 @@ def execute_fp64(target: Target, sample: Sample, *, reseed: int | None, mode: Mo
 
 
 def _detach(out: Any) -> Any:
-    if isinstance(out, torch.Tensor):  # the common case, without the tree walk
+    if type(out) is torch.Tensor:  # the common case, without the tree walk
+        # A plain tensor that does not require grad has no graph to cut: detach would only make a new handle on
+        # the same data (Note [The hot loop] in fuzz_core/campaign.py).
+        return out.detach() if out.requires_grad else out
+    if isinstance(out, torch.Tensor):
         return out.detach()
     return map_tensors(out, lambda t: t.detach())

@@ -18,6 +18,7 @@ from fuzz_core.target import Target
 from fuzz_core.tensors import split_tensors, structure_sig, tensor_leaves
 
 _TRACE_CACHE: dict[tuple[Any, ...], Any] = {}
+_FLAT = "flat tensors"  # marks a key built from the plain tensor arguments alone (no structure_sig)
 _SCRIPT_CACHE: dict[str, Any] = {}
 _SOURCE_DIR: Path | None = None
 
@@ -41,13 +42,22 @@ class JitTraceMode(Mode):
     passes_inputs_through = True  # Note [Input copies] in fuzz_core/execution.py
 
     def run(self, target: Target, sample: Sample) -> Any:
-        fn = bound_callable(target, sample)
+        fn = target.fn if not target.is_module_class else bound_callable(target, sample)
+        args = sample.args
+        if not sample.kwargs and all([type(a) is torch.Tensor for a in args]):
+            # Plain tensors as the only arguments (the common call): the key is their dtypes and shapes, and they
+            # are the traced function's inputs as they stand (Note [The hot loop] in fuzz_core/campaign.py).
+            key: tuple[Any, ...] = (target.api, id(fn), _FLAT, *[(a.dtype, a.shape) for a in args])
+            traced = _TRACE_CACHE.get(key)
+            if traced is not None:
+                return traced(*args)
+        else:
+            # A tuple key (the structure's dtypes, shapes and other values): Note [The hot loop].
+            key = (target.api, id(fn), structure_sig(sample.tree()))
+            traced = _TRACE_CACHE.get(key)
+            if traced is not None:
+                return traced(*tensor_leaves(sample.tree()))  # the order split_tensors gives
         tree = sample.tree()
-        # A tuple key (the structure's dtypes, shapes and other values): Note [The hot loop] in fuzz_core/campaign.py.
-        key = (target.api, id(fn), structure_sig(tree))
-        traced = _TRACE_CACHE.get(key)
-        if traced is not None:
-            return traced(*tensor_leaves(tree))  # the order split_tensors gives
         tensors, rebuild = split_tensors(tree)
         if not tensors:
             raise NotApplicable("jit.trace needs at least one tensor input")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import weakref
 from dataclasses import dataclass
 
@@ -16,6 +17,16 @@ from fuzz_core.tensors import map_tensors, replace_leaf, tensor_leaves
 
 def _edit_one(sample: Sample, gen: torch.Generator, edit, label: str) -> Sample | None:  # type: ignore[no-untyped-def]
     """Apply `edit(tensor, gen)` to one randomly chosen floating tensor leaf (non-empty)."""
+    args = sample.args
+    if not sample.kwargs and all([type(a) is torch.Tensor for a in args]):
+        # Plain tensor arguments (the common call): the leaves are the arguments themselves (Note [Mutation cost]).
+        candidates = [i for i, t in enumerate(args) if t.is_floating_point() and t.numel() > 0]
+        if not candidates:
+            return None
+        chosen = candidates[randbelow(len(candidates), gen)]
+        new = list(args)
+        new[chosen] = edit(args[chosen], gen)
+        return Sample(tuple(new), {}, sample.ctor, f"{sample.origin}>{label}")
     tree = sample.tree()
     leaves = tensor_leaves(tree)
     candidates = [i for i, t in enumerate(leaves) if t.is_floating_point() and t.numel() > 0]
@@ -25,10 +36,40 @@ def _edit_one(sample: Sample, gen: torch.Generator, edit, label: str) -> Sample 
     return sample.with_tree(replace_leaf(tree, chosen, edit(leaves[chosen], gen)), origin=f"{sample.origin}>{label}")
 
 
+_DRAWS = torch.empty(1 + 3, dtype=torch.int64)  # _positions' draws, reused
+_ONE_DRAW_RANGE = 1 << 28  # random_(0, n) takes n's remainder of one 32-bit draw below this range (pinned in tests)
+
+
 def _positions(t: torch.Tensor, gen: torch.Generator, most: int = 3) -> torch.Tensor:
-    """Up to `most` distinct flat positions of `t`."""
-    count = 1 + randbelow(most, gen)
-    return torch.randperm(t.numel(), generator=gen)[:count]
+    """Up to `most` distinct flat positions of `t`: `torch.randperm(t.numel(), generator=gen)[:count]` with `count`
+    drawn first as `1 + randbelow(most)`, the same positions. randperm shuffles all n positions (Fisher-Yates, one
+    draw per step: `random() % (n - i)`, the draw randbelow makes), but the first `count` positions are fixed after
+    `count` steps: a partial shuffle of those steps gives them without the O(n) permutation. Its draws are made in
+    one call: `random_(0, L)` for L a multiple of every modulus takes each draw's remainder by L, whose remainder by
+    the modulus is the draw's own. The generator's state afterwards differs from randperm's (fewer draws); its
+    callers draw nothing after it (Note [Mutation cost])."""
+    n = t.numel()
+    if n <= max(64, most):  # a small permutation costs less than the partial shuffle's Python
+        count = 1 + randbelow(most, gen)
+        return torch.randperm(n, generator=gen)[:count]
+    steps = min(most, n - 1)
+    moduli = [most, *range(n, n - steps, -1)]
+    bound = math.lcm(*moduli)
+    if bound < _ONE_DRAW_RANGE and steps + 1 <= _DRAWS.numel():
+        draws = _DRAWS[:steps + 1].random_(0, bound, generator=gen).tolist()
+        count = 1 + draws[0] % most
+        picks = [draws[1 + i] % (n - i) for i in range(min(count, steps))]
+    else:
+        count = 1 + randbelow(most, gen)
+        picks = [randbelow(n - i, gen) for i in range(min(count, steps))]
+    moved: dict[int, int] = {}  # position -> the value the shuffle put there (absent: its own index)
+    chosen = []
+    for i, pick in enumerate(picks):
+        z = i + pick
+        here, there = moved.get(i, i), moved.get(z, z)
+        moved[i], moved[z] = there, here
+        chosen.append(there)
+    return torch.tensor(chosen, dtype=torch.int64)
 
 
 # Note [Mutation cost]

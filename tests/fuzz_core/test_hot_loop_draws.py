@@ -117,3 +117,60 @@ def test_structure_sig_tells_apart_exactly_what_structure_key_does() -> None:
             same_key = structure_key(a, with_shapes=True) == structure_key(b, with_shapes=True)
             assert (structure_sig(a) == structure_sig(b)) == same_key, (a, b)
             assert hash(structure_sig(a)) == hash(structure_sig(a))
+
+
+def test_positions_are_randperms_first_positions() -> None:
+    """The partial shuffle (and its one-call draws) picks what randperm(n)[:count] picked, count drawn first."""
+    for n in (1, 2, 3, 4, 64, 65, 66, 100, 1000, 4096, 10**6 + 3):
+        t = torch.empty(n)
+        for seed in range(40):
+            g = torch.Generator().manual_seed(seed)
+            got = _positions(t, g)
+            g = torch.Generator().manual_seed(seed)
+            count = int(torch.randint(0, 3, (1,), generator=g)) + 1
+            assert got.dtype == torch.int64 and got.tolist() == torch.randperm(n, generator=g)[:count].tolist()
+
+
+def test_identical_outputs_is_the_elementwise_nan_aware_check() -> None:
+    from fuzz_core.campaign import identical_outputs
+
+    nan_bits = torch.tensor([0x7FC00000, 0x7FC00001, -0x00400000], dtype=torch.int32).view(torch.float32)
+    base = torch.tensor([1.0, float("nan"), -0.0, float("inf")])
+    cases = [(base, base.clone()), (base, torch.tensor([1.0, float("nan"), 0.0, float("inf")])),
+             (base, torch.tensor([1.0, 2.0, -0.0, float("inf")])), (nan_bits, nan_bits.flip(0)),
+             (nan_bits, torch.zeros(3)), (base.double(), base.double().clone()), (base.half(), base.half()),
+             (base, base.double()), (base[::2], base.clone()[::2]), (base.bfloat16(), base.bfloat16().neg())]
+    for ref, test in cases:
+        expected = ref.dtype == test.dtype and ref.shape == test.shape and bool(
+            ((ref == test) | (ref.isnan() & test.isnan())).all())
+        assert identical_outputs(ref, test) == expected, (ref, test)
+
+
+def test_encoded_progress_records_are_json_dumps_of_the_recipe() -> None:
+    """The worker's hot-loop record (RunProgress.encoded, steps encoded once per corpus entry) is, byte for byte,
+    the record json.dumps makes of {"task", "phase", **recipe}."""
+    import json
+
+    from fuzz_core.worker_main import RunProgress
+
+    class Collect:
+        def __init__(self) -> None:
+            self.records: list[bytes] = []
+
+        def write(self, record: dict) -> None:
+            self.write_bytes(json.dumps(record, separators=(",", ":")).encode())
+
+        def write_bytes(self, data: bytes) -> None:
+            self.records.append(data)
+
+    spec = HarnessSpec(api="torch.add", input_source="described", seed=5,
+                       inputs={"args": [{"kind": "tensor", "tensor": {"shape": [3, 4]}}] * 2})
+    plain, fast = Collect(), Collect()
+    for sink, progress in ((plain, RunProgress(plain, "t-1")), (fast, RunProgress(fast, "t-1"))):
+        if sink is plain:
+            progress = progress.__call__  # a plain callable: the dict path
+        campaign = Campaign(spec, selector=CoverageSelector(), progress=progress)
+        campaign.prepare()
+        campaign.run(budget_s=None, max_executions=300)
+    assert len(plain.records) == 300 and plain.records == fast.records
+    assert any(len(json.loads(r)["steps"]) > 1 for r in fast.records)  # corpus entries' children too
