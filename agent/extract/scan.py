@@ -68,6 +68,10 @@ class CodeFacts:
     inplace_on_expanded: bool = False  # an in-place method or out= writes into an expanded (stride-0) view
     nan_checks: int = 0
     assigned_names: set[str] = field(default_factory=set)
+    # Note [What a repro prints]: values printed at the top level (not labels), and whether one of them is a
+    # difference of two results (``print(a - b)``, ``(a - b).abs().max()``, ``torch.dist(a, b)``)
+    printed_values: int = 0
+    prints_difference: bool = False
 
     def add_dtype(self, name: str) -> None:
         if name not in self.dtypes:
@@ -109,6 +113,8 @@ class CodeFacts:
         self.inplace_on_expanded |= other.inplace_on_expanded
         self.nan_checks += other.nan_checks
         self.assigned_names |= other.assigned_names
+        self.printed_values += other.printed_values
+        self.prints_difference |= other.prints_difference
 
 
 def _statements(body: list[ast.stmt]) -> list[ast.stmt]:
@@ -338,12 +344,25 @@ class _Scanner(ast.NodeVisitor):
             self.visit(func)
         if is_print:
             self.print_depth += 1
+            self._printed(node)
         for child in [*node.args, *(kw.value for kw in node.keywords)]:
             self.visit(child)
         if isinstance(func, ast.Attribute) and not qualified:
             self.visit(func.value)
         if is_print:
             self.print_depth -= 1
+
+    def _printed(self, node: ast.Call) -> None:
+        """Note [What a repro prints]: count the values a print shows; note a printed difference of two results."""
+        values: list[ast.expr] = []
+        for arg in node.args:
+            if isinstance(arg, ast.JoinedStr):  # f"eager: {a}" shows the values in its braces
+                values += [v.value for v in arg.values if isinstance(v, ast.FormattedValue)]
+            elif not (isinstance(arg, ast.Constant) and isinstance(arg.value, str)):
+                values.append(arg)
+        self.facts.printed_values += len(values)
+        if any(_is_difference(self, leaf) for value in values for leaf in ast.walk(value)):
+            self.facts.prints_difference = True
 
     # --------------------------------------------------------------- call kinds
 
@@ -486,6 +505,23 @@ class _Scanner(ast.NodeVisitor):
 # A mode line the reporter commented out to show the difference ("#@torch.jit.script", "# f = torch.compile(f)")
 _COMMENTED_MODE = re.compile(r"^[^\S\n]*#[^\S\n]*@?[^\n#]*?\btorch\.(jit\.script|jit\.trace|compile)\b", re.M)
 _COMMENTED_NAMES = {"jit.script": "jit.script", "jit.trace": "jit.trace", "compile": "compile:inductor"}
+
+
+# Note [What a repro prints]
+# A repro that prints the difference of two results, or two results side by side, shows its evidence even
+# when its prose says nothing ("I get the outputs below"). Only what is printed counts: a difference
+# computed and never shown is arithmetic, not a comparison. A difference is a subtraction of two
+# non-literal operands, ``.sub``/``torch.sub`` of them, or a distance call (``torch.dist``).
+_DIFFERENCE_CALLS = frozenset({"sub", "subtract", "dist"})
+
+
+def _is_difference(scanner: _Scanner, node: ast.AST) -> bool:
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Sub):
+        return not isinstance(node.left, ast.Constant) and not isinstance(node.right, ast.Constant)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _DIFFERENCE_CALLS:
+        qualified = scanner.qualify(node.func) or ""
+        return (len(node.args) >= 2 if qualified.startswith("torch") else len(node.args) >= 1)
+    return False
 
 
 def commented_modes(source: str) -> list[str]:

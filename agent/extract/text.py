@@ -80,6 +80,7 @@ class TextSignals:
     title_not_silent: bool = False
     shows_output: bool = False  # the report shows what the code printed
     raised_error: bool = False  # the output holds an exception other than a failed comparison
+    printed_values_differ: bool = False  # Note [Printed values that differ]
 
 
 def _reported_diffs(output: str) -> list[float]:
@@ -138,7 +139,36 @@ def read_signals(title: str, body: str, labels: list[str], comments: list[str], 
         title_not_silent=bool(_TITLE_NOT_SILENT.search(title_low)),
         shows_output=any(not b.is_python for b in blocks),
         raised_error=_raised(output.lower()),
+        printed_values_differ=any(_values_differ(b.text) for b in blocks if not b.is_python),
     )
+
+
+# Note [Printed values that differ]
+# The output a report pastes often *is* its evidence: two lines, one per side, that do not agree
+# (``tensor([1., 2.])`` then ``tensor([1., 0.])``, or ``eager: 0.25`` then ``compiled: 0.5``). A value line is a
+# printed tensor or array, a bracketed list, or a number, after at most a short label; the values are the
+# numbers on it. Two value lines with different values are "printed values that differ". An environment dump
+# (collect_env: "PyTorch version: 2.4.1") is not output, nor is a traceback's "line 8".
+_VALUE_LINE = re.compile(
+    r"^[^\S\n]*(?:[\w .()\[\]'\"-]{1,30}?[:=][^\S\n]*)?(?:tensor\(|array\(|\[|-?\d|nan\b|-?inf\b)")
+_NUMBER = re.compile(r"-?(?:\d+\.?\d*(?:e[-+]?\d+)?|\.\d+(?:e[-+]?\d+)?)|-?\binf\b|\bnan\b")
+_NOT_OUTPUT = ("pytorch version", "[pip", "collecting environment", "traceback (most recent", "cuda used to build")
+_DTYPE_SUFFIX = re.compile(r"dtype=torch\.\w+|device='[^']*'|grad_fn=<\w+>|requires_grad=\w+")
+
+
+def _values_differ(text: str) -> bool:
+    low = text.lower()
+    if any(marker in low for marker in _NOT_OUTPUT):
+        return False
+    seen: list[tuple[str, ...]] = []
+    for line in low.splitlines()[:200]:
+        if len(line) > 400 or not _VALUE_LINE.match(line):
+            continue
+        values = tuple(_NUMBER.findall(_DTYPE_SUFFIX.sub(" ", line.split(":", 1)[-1] if "tensor(" not in
+                                                           line.split(":", 1)[0] else line)))
+        if values:
+            seen.append(values)
+    return len(seen) >= 2 and len(set(seen)) > 1
 
 
 def _raised(output: str) -> bool:

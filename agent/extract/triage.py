@@ -198,7 +198,11 @@ def _evidence(t: TriageInput) -> int:
     """Points for "this reports a wrong result without an error"; 4 or more with a repro is a silent bug."""
     s = t.signals
     compares = any(_short(c.api) in ("allclose", "assert_close", "equal", "isclose") for c in t.facts.calls)
-    shown = compares or t.facts.nan_checks > 0 or bool(s.reported_diffs)
+    # Note [What a repro prints] (scan.py), Note [Printed values that differ] (text.py): a printed difference,
+    # pasted output whose values disagree, or both sides of a mode pair printed is the comparison shown
+    printed = t.facts.prints_difference or s.printed_values_differ or (
+        t.modes is not None and t.facts.printed_values >= 2)
+    shown = compares or t.facts.nan_checks > 0 or bool(s.reported_diffs) or printed
     return (
         3 * s.silent_label + s.numeric_label + min(s.mismatch_words, 3)
         + 2 * shown + 2 * (t.modes is not None)
