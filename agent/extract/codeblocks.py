@@ -13,7 +13,8 @@ Real reports are not tidy: GitHub renders a fence that never closes as code to t
 (bodies cut by an export end that way), old reports are Python 2 (``print x``), and many paste the
 repro with no fence at all, right under "To Reproduce". ``code_blocks`` therefore also returns the
 code after the last fence that never closes, and ``unfenced_code`` the runs of lines outside fences
-that start at an ``import``/``from`` line. A Python block that does not parse is salvaged: the line
+that start at an ``import``/``from`` line (an indented run, Markdown's own code block, ends at the first line
+without its indent and is dedented). A Python block that does not parse is salvaged: the line
 the parser stops at is dropped (a Python 2 print, a line cut off at the end) and the rest parsed
 again, a few times at most; an unfenced run keeps only what parses before its first bad line. The
 code is parsed, never run.
@@ -24,6 +25,7 @@ from __future__ import annotations
 import ast
 import bisect
 import re
+import textwrap
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -134,11 +136,27 @@ def unfenced_code(text: str) -> list[CodeBlock]:
         while (start := _CODE_START.search(part, cursor)) is not None:
             stop = _STOP_LINE.search(part, start.end())
             end = stop.start() if stop else len(part)
-            found = _salvaged(part[start.start():end], drop_lines=False)
+            indent = len(start.group()) - len(start.group().lstrip(" \t"))
+            if indent:  # Markdown's indented code block: the run is its lines at that indent (and blank ones)
+                end = _indented_end(part, start.start(), end, start.group()[:indent])
+            found = _salvaged(textwrap.dedent(part[start.start():end]), drop_lines=False)
             if found is not None and any(_is_statement_of_code(n) for n in found[1].body) and "torch" in found[0]:
                 blocks.append(CodeBlock("", found[0], True, found[1]))
             cursor = end
     return blocks
+
+
+def _indented_end(part: str, begin: int, end: int, indent: str) -> int:
+    """Where an indented run of code that starts at ``begin`` ends: the first non-blank line without ``indent``."""
+    pos = begin
+    while pos < end:
+        line_end = part.find("\n", pos)
+        line_end = end if line_end < 0 or line_end > end else line_end
+        line = part[pos:line_end]
+        if line.strip() and not line.startswith(indent):
+            return pos
+        pos = line_end + 1
+    return end
 
 
 def _trailing_fence(body: str, resume: int) -> tuple[str, str] | None:
