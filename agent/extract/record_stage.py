@@ -58,11 +58,82 @@ def _torch_version() -> str:
     return str(torch.__version__)
 
 
-def repro_of(body: str) -> str | None:
-    """The report's own repro, as the source re-check takes it (agent/transfer/source_repro.py)."""
-    from agent.transfer.source_repro import report_repro
+MAX_REPRO_CHARS = 20000
+# Names real repros use without importing them (the scanner assumes the same aliases: agent/extract/scan.py)
+_USUAL_IMPORTS = {"torch": "import torch", "nn": "import torch.nn as nn", "F": "import torch.nn.functional as F",
+                  "np": "import numpy as np"}
 
-    return report_repro(body)
+
+def repro_of(body: str) -> str | None:
+    """The report's own repro, as it would be run: Note [The repro as a report spreads it].
+
+    The first fenced Python block that imports torch (what the source re-check runs, see
+    agent/transfer/source_repro.py), with the Python blocks after it that continue it; else a
+    block pasted without a fence; else a fenced block that uses torch without importing it.
+    """
+    from agent.extract.codeblocks import code_blocks, unfenced_code
+
+    blocks = [b for b in code_blocks(body or "") if b.is_python and b.tree is not None]
+    start = next((i for i, b in enumerate(blocks) if _imports_torch(b.tree)), None)
+    if start is not None:
+        parts = [blocks[start].text]
+        for block in blocks[start + 1:]:
+            if _imports_torch(block.tree):  # a second, standalone script: a variant or a workaround
+                break
+            parts.append(block.text)
+        return _bounded("\n\n".join(part.strip("\n") for part in parts))
+    pasted = [b for b in unfenced_code(body or "") if _imports_torch(b.tree)]
+    if pasted:
+        return _bounded(pasted[0].text)
+    using = [b for b in blocks if _uses_torch(b.tree)]
+    if using:
+        code = "\n\n".join(b.text.strip("\n") for b in using)
+        missing = [line for name, line in _USUAL_IMPORTS.items() if _names_used(using, name)]
+        return _bounded("\n".join(missing) + "\n\n" + code)
+    return None
+
+
+# Note [The repro as a report spreads it]
+# Reporters split a repro over several fenced blocks with prose and printed output between them ("first the
+# inputs", "then the call"); the printed output is not Python (codeblocks.py tells them apart), so the Python
+# blocks after the first one that imports torch are its continuation, up to a block that imports torch again
+# (a second script: a smaller variant, a workaround). Old reports paste the script with no fence, and short
+# ones leave out ``import torch``; the usual imports are put back for the names the code uses (torch, nn, F,
+# np). What is run is the report's own code, joined: nothing is rewritten, and it runs only in the sandbox.
+
+
+def _bounded(code: str) -> str | None:
+    code = code.strip("\n")
+    return code[:MAX_REPRO_CHARS] + "\n" if code else None
+
+
+def _imports_torch(tree: Any) -> bool:
+    import ast
+
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import) and any(a.name.split(".")[0] == "torch" for a in node.names):
+            return True
+        if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "torch" and not node.level:
+            return True
+    return False
+
+
+def _uses_torch(tree: Any) -> bool:
+    import ast
+
+    return any(isinstance(node, ast.Name) and node.id == "torch" for node in ast.walk(tree))
+
+
+def _names_used(blocks: list[Any], name: str) -> bool:
+    import ast
+
+    for block in blocks:
+        for node in ast.walk(block.tree):
+            if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load):
+                return True
+            if isinstance(node, ast.Import | ast.ImportFrom) and any((a.asname or a.name) == name for a in node.names):
+                return False
+    return False
 
 
 def stored_form(recording: Recording, max_bytes: int = MAX_STORED_BYTES) -> dict[str, Any]:
