@@ -182,7 +182,10 @@ def leaf(name: str) -> str:
 _SAME_OP = {"mm": "matmul", "bmm": "matmul", "mv": "matmul", "dot": "matmul", "addmm": "linear",
             "hardtanh": "relu6", "conv1d": "convolution", "conv2d": "convolution", "conv3d": "convolution",
             "conv": "convolution", "true_divide": "div", "divide": "div", "multiply": "mul", "subtract": "sub",
-            "__setitem__": "index_put"}  # x[i] = v runs aten::index_put_
+            "__setitem__": "index_put",  # x[i] = v runs aten::index_put_
+            # the operator module's names, as a compiled graph lists the script's ``+``, ``+=``, ``x[i] = v``
+            "setitem": "index_put", "iadd": "add", "isub": "sub", "imul": "mul", "itruediv": "div", "truediv": "div",
+            "imatmul": "matmul"}
 
 
 def op_key(name: str) -> str:
@@ -414,7 +417,8 @@ class _Reader:
                 short = _raw_leaf(later)
                 if short in _OBSERVE or short in _COMPARE:
                     return True
-                if short in _REDUCE:
+                if short in _REDUCE and not (short == "div" and len(later.inputs()) < 2):
+                    # (a - b) / |b| is a relative error; (f(x + h) - f(x - h)) / (2 * h) is a difference quotient
                     frontier |= {t.id for t in later.outputs()}
         return False
 
@@ -520,7 +524,8 @@ class _Reader:
                 self.evidence.append("no comparison was recorded: the most telling op the script ran")
         # printed values: the first printed is the report's result, later ones its references; with nothing
         # compared, the op the script reached last (where it failed, or what it ends with)
-        ranked = _ranked([n for n, _ in union], latest_first=len(sides) != 1)
+        # (one printed value: the op nearest the print made it, its inputs were set up before)
+        ranked = _ranked([n for n, _ in union], latest_first=len(sides) != 1 or len(sides[0].values) == 1)
         if ranked and score(ranked[0]) > 0:
             if sides:
                 self.evidence.append(f"{ranked[0]} computed the compared values")
@@ -584,6 +589,11 @@ class _Reader:
                 modes.setdefault("device:cuda", {})
             if api is not None and public_name(call.name) != api:
                 continue
+            # Note [Variants in a recording]: the op's in-place spelling or its out= form on one side only
+            if api is not None and _raw_leaf(call).endswith("_") and not _raw_leaf(call).endswith("__"):
+                modes.setdefault("variant:inplace", {})
+            if api is not None and "out" in call.kwargs and call.kwargs["out"].tensor is not None:
+                modes.setdefault("variant:out", {})
             for ctx in call.ctx:
                 if ctx.startswith("autocast:") and ctx.count(":") == 2:
                     dtype = ctx.rsplit(":", 1)[1]
@@ -658,7 +668,12 @@ def _ranked(names: Iterable[str], *, latest_first: bool = False) -> list[str]:
     return sorted(order, key=lambda n: -score(n))
 
 
-_MODE_ORDER = ("compile:", "jit.", "grad", "vmap", "autocast:", "dtype:", "layout:", "device:")
+_MODE_ORDER = ("compile:", "jit.", "grad", "vmap", "autocast:", "dtype:", "layout:", "device:", "variant:")
+# Note [Variants in a recording]
+# ``torch.clamp(a, ...)`` on one side and ``b.clamp_(...)`` or ``torch.cumsum(x, 0, out=buf)`` on the other is a
+# variant comparison (functional vs in-place / out=), and only then: a mode of the sides, never of the context (an
+# in-place call that merely prepares an input, ``x.add_(1)``, says nothing), and last in the order, so a side
+# that also differs by device, dtype or compilation is read as that.
 
 
 def _pick_mode(modes: Iterable[str]) -> str | None:
@@ -772,6 +787,12 @@ def derive(recording: Recording, run_status: str | None = None) -> RecordedFacts
         modes_a = reader._modes_of(sides[0].calls, api)
         modes_b = reader._modes_of(sides[1].calls, api)
         differ = {m: o for m, o in {**modes_a, **modes_b}.items() if (m in modes_a) != (m in modes_b)}
+        for variant in [m for m in differ if m.startswith("variant:")]:
+            # Note [Variants in a recording]: the other side must run the op's plain form (``y[i] += v`` runs add_
+            # on one side of a compile comparison whose other side runs no eager add at all)
+            other = sides[1] if variant in modes_a else sides[0]
+            if not any(_plain_form(c, api) for c in other.calls):
+                differ.pop(variant)
         if any(_gradients(side) for side in sides):  # autograd against numbers, or against another autograd
             differ.setdefault("grad", {})
         test_mode = _pick_mode(differ)
@@ -786,6 +807,8 @@ def derive(recording: Recording, run_status: str | None = None) -> RecordedFacts
         # a transposed or sliced input on one side only is a layout comparison; with no other side, a view is
         # how the script spelled its input (x @ x.T), not a mode
         around.pop("layout:noncontiguous", None)
+        around.pop("variant:inplace", None)  # Note [Variants in a recording]
+        around.pop("variant:out", None)
         test_mode = _pick_mode(around)
         options = around.get(test_mode, {}) if test_mode else {}
         if test_mode:
@@ -794,6 +817,9 @@ def derive(recording: Recording, run_status: str | None = None) -> RecordedFacts
     if test_mode is None and "cuda" in missing:
         test_mode, basis = "device:cuda", "device"
         reader.evidence.append("the script moved data to cuda, which this machine lacks")
+    elif test_mode is None and missing:  # Note [Device-only reports] (modes.py): the device stays as an option
+        test_mode, basis, options = "device:cuda", "device", {"device": missing[0]}
+        reader.evidence.append(f"the script moved data to {missing[0]}, which this machine lacks")
     outputs = [t for c in instances for t in c.outputs()]
     inputs = [t for c in instances for t in c.inputs()]
     nonfinite_out = any(t.stats is not None and (t.stats.nan or t.stats.posinf or t.stats.neginf) for t in outputs)
@@ -811,6 +837,13 @@ def derive(recording: Recording, run_status: str | None = None) -> RecordedFacts
                          test_options={k: v for k, v in options.items() if isinstance(v, bool | int | float | str)},
                          modes_seen=modes_seen, trigger=trigger, oracle=oracle, diverged=diverged,
                          first_divergence=first, mode_basis=basis if kind else None, evidence=reader.evidence)
+
+
+def _plain_form(call: Call, api: str) -> bool:
+    """A call of `api` in its functional form: eager, not in-place, no out= tensor."""
+    short = _raw_leaf(call)
+    return call.kind not in _PSEUDO and public_name(call.name) == api and not (
+        short.endswith("_") and not short.endswith("__")) and "out" not in call.kwargs
 
 
 def _gradients(side: _Side) -> bool:
