@@ -54,6 +54,9 @@ ADVERSARIAL_BODIES: dict[str, tuple[str, str, str]] = {  # name -> (unit, head, 
     "headings": ("### ", "", ""),
     "torchscript": ("torchscript ", "", ""),
     "float64 without reference": ("float64 ", "", ""),
+    "printed value lines": ("out: tensor([1.5, 2.5])\n", "```\n", "\n```\n"),
+    "labels without values": ("a" * 29 + ":", "```\n", "\n```\n"),
+    "an indented code run": ("    y = torch.ones(2)\n", "Repro:\n\n    import torch\n", ""),
 }
 
 
