@@ -52,7 +52,7 @@ import torch
 
 from fuzz_core import result as V
 from fuzz_core.confirm import Finding, check_nan_inf, confirm_exception, confirm_structural, confirm_value
-from fuzz_core.execution import Execution, execute
+from fuzz_core.execution import Execution, copies_inputs, detach_output, execute, failed, wrote_to_input
 from fuzz_core.inputs import InputError, NoInputs, Sample
 from fuzz_core.inputs.code import code_samples
 from fuzz_core.inputs.described import described_samples
@@ -66,7 +66,7 @@ from fuzz_core.oracles.compare import Comparison
 from fuzz_core.rng import uses_rng
 from fuzz_core.spec import HarnessSpec
 from fuzz_core.target import Target
-from fuzz_core.tensors import map_tensors, numel_total, structure_key, structure_sig, tensor_leaves
+from fuzz_core.tensors import clone_tree, map_tensors, numel_total, structure_key, structure_sig, tensor_leaves
 
 __all__ = ["Campaign", "Finding", "HarnessBroken", "Tally", "build_target_for", "seed_samples"]
 
@@ -229,6 +229,7 @@ class Campaign:
         self._value_weights[self._value_mutators] = self._mutator_weights[self._value_mutators]
         self._draw_buffer = torch.empty_like(self._mutator_weights)  # _draw_mutator's exponential draws
         self._checked_weights: dict[int, bool] = {}  # id of a weights tensor above -> multinomial would accept it
+        self._weight_floats: dict[int, list[float]] = {}  # id of a weights tensor above -> its values as floats
         self.progress = progress
         # A progress callback that takes the recipe already encoded (worker_main.RunProgress): Note [The hot loop].
         self._progress_encoded: Callable[[int, int, str], None] | None = getattr(progress, "encoded", None)
@@ -257,6 +258,7 @@ class Campaign:
         self._compiles_for: Mode | None = None  # the test mode `compiles` was answered for, and the answer
         self._test_compiles = False
         self._sign_ambiguous = True  # target.sign_ambiguous, looked up once the target is built (prepare)
+        self._plain = False  # neither mode compiles (prepare): Campaign._evaluate_plain may run the input
 
     # -- setup ---------------------------------------------------------------------------------
     def prepare(self) -> None:
@@ -299,6 +301,7 @@ class Campaign:
         except InputError as exc:
             raise HarnessBroken(str(exc)) from exc
         self._sign_ambiguous = bool(self.target.sign_ambiguous)
+        self._plain = self._compile_mode(self.reference) is None and self._compile_mode(self.test) is None
         self.seeds = [self.canonical(s) for s in seeds]
         if not self.seeds:
             raise NoInputs("the trigger left no input")
@@ -440,6 +443,8 @@ class Campaign:
             self.tally.na_reasons.append("random op: draws differ between dtypes")
             return "na"
         leaves = tensor_leaves(sample.tree())  # both runs check the input's version counters on these
+        if not self._measured and self._plain and not self.random_op:
+            return self._evaluate_plain(entry, leaves)
         ref = self.run_mode(self.reference, sample, leaves)
         self.last_outputs = (ref.output, None)
         if ref.status != "ok":
@@ -463,7 +468,12 @@ class Campaign:
             return check_nan_inf(self, entry, test)
         if oracle == "exception":
             return "pass"
-        comparison = self.compare(ref.output, test.output, sample)
+        return self._compared(entry, ref, test)
+
+    def _compared(self, entry: CorpusEntry, ref: Execution, test: Execution) -> Finding | str:
+        """The oracle's comparison of both outputs and, where they differ, the confirmation."""
+        oracle = self.spec.oracle
+        comparison = self.compare(ref.output, test.output, entry.sample)
         self.tally.notes.update(comparison.notes)
         if comparison.ok:
             self.tally.closeness = max(self.tally.closeness, min(comparison.closeness, 1.0))
@@ -474,6 +484,80 @@ class Campaign:
         if oracle == "shape_dtype":
             return "pass"
         return confirm_value(self, entry, ref, test, comparison.first)
+
+    def _evaluate_plain(self, entry: CorpusEntry, leaves: list[torch.Tensor]) -> Finding | str:
+        """`evaluate` for the common input (Note [The hot loop]): not measured (no op scope), a deterministic
+        target, neither mode compiling. Both runs are made as `execute` makes them (a private copy of the input
+        for a mode that could write to it, else the input itself and the version-counter check) under one switch
+        of the grad mode; outputs identical leaf for leaf pass at once. Any other outcome goes on as `evaluate`
+        goes on."""
+        assert self.target is not None and self.reference is not None and self.test is not None
+        sample, target, reference, test_mode = entry.sample, self.target, self.reference, self.test
+        ref_copies = copies_inputs(reference, target, sample)
+        test_copies = copies_inputs(test_mode, target, sample)
+        before = None
+        if not (ref_copies and test_copies):
+            try:
+                before = sum([t._version for t in leaves])
+            except RuntimeError:  # inference tensors: no version counter, so execute copies them
+                ref = self.run_mode(reference, sample, leaves)
+                test = self.run_mode(test_mode, sample, leaves) if ref.status == "ok" else ref
+                return self._judge(entry, ref, test)
+        grad_was = torch.is_grad_enabled()
+        start = time.monotonic()
+        torch._C._set_grad_enabled(False)
+        try:
+            try:
+                ref_out = reference.run(target, _private_copy(sample) if ref_copies else sample)
+            except Exception as exc:
+                ref = failed(reference, exc)
+            else:
+                ref = None if ref_copies or sum([t._version for t in leaves]) == before else wrote_to_input(target)
+            if ref is not None:
+                test = ref
+            else:
+                try:
+                    test_out = test_mode.run(target, _private_copy(sample) if test_copies else sample)
+                except Exception as exc:
+                    test = failed(test_mode, exc)
+                else:
+                    test = (None if test_copies or sum([t._version for t in leaves]) == before
+                            else wrote_to_input(target))
+        finally:
+            torch._C._set_grad_enabled(grad_was)
+            self.tally.execute_s += time.monotonic() - start
+        if ref is None:
+            ref = Execution("ok", output=detach_output(ref_out))
+        if test is None:
+            test = Execution("ok", output=detach_output(test_out))
+        if self._sign_ambiguous:
+            self.gauge_free(ref)
+            if test is not ref:
+                self.gauge_free(test)
+        return self._judge(entry, ref, test)
+
+    def _judge(self, entry: CorpusEntry, ref: Execution, test: Execution) -> Finding | str:
+        """The rest of `evaluate` once both modes ran (or the reference failed: `test` is `ref` then)."""
+        oracle = self.spec.oracle
+        self.last_outputs = (ref.output, None)
+        if ref.status != "ok":
+            self.tally.invalid_reasons.append(ref.error_text)
+            return "skip"
+        self.last_outputs = (ref.output, test.output)
+        if test.status == "na":
+            self.tally.na_reasons.append(str(test.error))
+            return "na"
+        if test.status == "exc":
+            return confirm_exception(self, entry, test)
+        if _has_nonfinite(test.output):
+            self.tally.nonfinite_outputs += 1
+        if oracle == "crash" or oracle == "exception":
+            return "pass"
+        if oracle == "nan_inf":
+            return check_nan_inf(self, entry, test)
+        if identical_outputs(ref.output, test.output):
+            return "pass"  # what the comparison would say (closeness 0, no notes): Campaign.compare
+        return self._compared(entry, ref, test)
 
     # -- the loop ------------------------------------------------------------------------------
     def _compile_debt(self) -> bool:
@@ -520,7 +604,25 @@ class Campaign:
         (negative, non-finite, all zero) still go through multinomial, which raises."""
         if not self._weights_ok(weights):
             return int(torch.multinomial(weights, 1, generator=gen))
-        return int(torch.div(weights, self._draw_buffer.exponential_(1, generator=gen)).argmax())
+        # The argmax is taken in Python on the draws as floats: float32 operands' float64 quotient rounds to their
+        # float32 quotient (double rounding is innocuous for division at 53 >= 2 * 24 + 2 bits) and rounding keeps
+        # order, so the float64 maximum is the float32 one unless another quotient lies within two float32 ulps
+        # of it (a possible tie in float32: then torch's own argmax, first index first, on the same draws).
+        q = self._draw_buffer.exponential_(1, generator=gen).tolist()
+        best, index, runner_up = -1.0, 0, -1.0
+        for i, w in enumerate(self._weight_floats[id(weights)]):
+            qi = q[i]
+            if qi <= 0.0:
+                break
+            v = w / qi
+            if v > best:
+                best, index, runner_up = v, i, best
+            elif v > runner_up:
+                runner_up = v
+        else:
+            if best > 1e-30 and runner_up < best * (1.0 - 2.0 ** -22) and best < 1e30:
+                return index
+        return int(torch.div(weights, self._draw_buffer).argmax())
 
     def _weights_ok(self, weights: torch.Tensor) -> bool:
         key = id(weights)
@@ -529,6 +631,7 @@ class Campaign:
             ok = self._checked_weights[key] = bool(
                 weights.dim() == 1 and weights.shape == self._draw_buffer.shape and weights.dtype == torch.float32
                 and torch.isfinite(weights).all() and (weights >= 0).all() and weights.sum() > 0)
+            self._weight_floats[key] = weights.tolist()
         return ok
 
     def run(self, *, budget_s: float | None, max_executions: int | None, min_inputs: int = 0) -> None:
@@ -618,6 +721,11 @@ def _shape_sig(entry: CorpusEntry) -> Any:
     if sig is None:
         sig = entry.meta["_shape_sig"] = structure_sig(entry.sample.tree())
     return sig
+
+
+def _private_copy(sample: Sample) -> Sample:
+    """The copy `execute` runs a mode on where the mode could write to its input (Note [Input copies])."""
+    return Sample(*clone_tree(sample.tree()), ctor=sample.ctor, origin=sample.origin)
 
 
 def _steps_json(entry: CorpusEntry) -> str:

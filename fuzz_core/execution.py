@@ -133,19 +133,30 @@ def execute(mode: Mode, target: Target, sample: Sample, *, reseed: int | None,
     torch._C._set_grad_enabled(False)  # torch.no_grad() without the context manager's cost
     try:
         out = mode.run(target, run_on)
-    except NotApplicable as exc:
-        return Execution("na", error=exc)
     except Exception as exc:  # the target's own exception is data, not a tool failure
-        if mode.name != "eager" and _UNSUPPORTED_KERNEL.search(str(exc)):
-            return Execution("na", error=exc)
-        return Execution("exc", error=exc)
+        return failed(mode, exc)
     finally:
         torch._C._set_grad_enabled(grad_was)
     if versions is not None and sum([t._version for t in versions[0]]) != versions[1]:
-        _PURE[target.fn] = None
-        return Execution("na", error=NotApplicable(
-            f"{target.api} wrote to its input although its schema says it does not: inputs are copied from now on"))
+        return wrote_to_input(target)
     return Execution("ok", output=_detach(out))
+
+
+def failed(mode: Mode, exc: Exception) -> Execution:
+    """What an exception out of a mode's run means: not applicable (the mode does not apply, a kernel that does
+    not exist in the test mode), else the target's exception."""
+    if isinstance(exc, NotApplicable):
+        return Execution("na", error=exc)
+    if mode.name != "eager" and _UNSUPPORTED_KERNEL.search(str(exc)):
+        return Execution("na", error=exc)
+    return Execution("exc", error=exc)
+
+
+def wrote_to_input(target: Target) -> Execution:
+    """An uncopied run changed an input's version counter: the target writes after all (Note [Input copies])."""
+    _PURE[target.fn] = None
+    return Execution("na", error=NotApplicable(
+        f"{target.api} wrote to its input although its schema says it does not: inputs are copied from now on"))
 
 
 def execute_fp64(target: Target, sample: Sample, *, reseed: int | None, mode: Mode | None = None) -> Execution:
@@ -177,3 +188,6 @@ def _detach(out: Any) -> Any:
     if isinstance(out, torch.Tensor):
         return out.detach()
     return map_tensors(out, lambda t: t.detach())
+
+
+detach_output = _detach  # a mode's output cut from any autograd graph (a plain tensor that does not require grad as it is)

@@ -30,7 +30,7 @@ import torch
 from fuzz_core.coverage.ann import AnnCoverage
 from fuzz_core.coverage.features import summary_features
 from fuzz_core.coverage.ops import OpCoverage, OpKey
-from fuzz_core.mutators.base import randbelow
+from fuzz_core.mutators.base import randbelow, randbelow_pair
 
 # Outcomes that say nothing about the target's behaviour: the input was rejected or the mode
 # did not apply, so it cannot count as new coverage.
@@ -65,9 +65,13 @@ class CoverageSelector:
     def select(self, corpus: Sequence[Any], gen: torch.Generator) -> int:
         """Uniform among the newest `recent` entries plus one entry drawn from the whole corpus."""
         n = len(corpus)
-        anywhere = randbelow(n, gen)
         newest = min(self.recent, n)  # the pool: indices n - newest .. n - 1, then `anywhere`
-        pick = randbelow(newest + 1, gen)
+        both = randbelow_pair(n, newest + 1, gen)  # randbelow(n), then randbelow(newest + 1), in one call
+        if both is None:
+            anywhere = randbelow(n, gen)
+            pick = randbelow(newest + 1, gen)
+        else:
+            anywhere, pick = both
         return n - newest + pick if pick < newest else anywhere
 
     def measures(self, entry: Any) -> bool:

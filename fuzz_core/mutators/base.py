@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any, Protocol, Sequence, runtime_checkable
 
@@ -18,6 +19,22 @@ def randbelow(n: int, gen: torch.Generator) -> int:
     `int(torch.randint(0, n, (1,), generator=gen))` (which is `empty(1).random_(0, n)`), without the allocation
     (Note [The hot loop] in fuzz_core/campaign.py)."""
     return _DRAW.random_(0, n, generator=gen).item()
+
+
+_PAIR = torch.empty(2, dtype=torch.int64)
+# Below this range `random_(0, n)` is one 32-bit draw's remainder by n (tests/fuzz_core/test_hot_loop_draws.py).
+ONE_DRAW_RANGE = 1 << 28
+
+
+def randbelow_pair(n: int, m: int, gen: torch.Generator) -> tuple[int, int] | None:
+    """(randbelow(n, gen), randbelow(m, gen)) in one call, the same draws and the same state after: two draws
+    `random_(0, L)` with L a common multiple of n and m are the two 32-bit draws' remainders by L, whose
+    remainders by n and by m are randbelow's. None where L is too large for that (then draw them one by one)."""
+    bound = math.lcm(n, m)
+    if bound >= ONE_DRAW_RANGE:
+        return None
+    first, second = _PAIR.random_(0, bound, generator=gen).tolist()
+    return first % n, second % m
 
 
 @runtime_checkable

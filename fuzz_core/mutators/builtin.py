@@ -10,7 +10,7 @@ import torch
 
 from fuzz_core.inputs import Sample
 from fuzz_core.modes.layout import noncontiguous_copy
-from fuzz_core.mutators.base import randbelow
+from fuzz_core.mutators.base import ONE_DRAW_RANGE, randbelow
 from fuzz_core.mutators.values import SPECIAL_VALUE_NAMES, boundary_values, special_value
 from fuzz_core.tensors import map_tensors, replace_leaf, tensor_leaves
 
@@ -36,40 +36,78 @@ def _edit_one(sample: Sample, gen: torch.Generator, edit, label: str) -> Sample 
     return sample.with_tree(replace_leaf(tree, chosen, edit(leaves[chosen], gen)), origin=f"{sample.origin}>{label}")
 
 
-_DRAWS = torch.empty(1 + 3, dtype=torch.int64)  # _positions' draws, reused
-_ONE_DRAW_RANGE = 1 << 28  # random_(0, n) takes n's remainder of one 32-bit draw below this range (pinned in tests)
+_DRAWS = torch.empty(8, dtype=torch.int64)  # _draws' buffer, reused
 
 
-def _positions(t: torch.Tensor, gen: torch.Generator, most: int = 3) -> torch.Tensor:
-    """Up to `most` distinct flat positions of `t`: `torch.randperm(t.numel(), generator=gen)[:count]` with `count`
-    drawn first as `1 + randbelow(most)`, the same positions. randperm shuffles all n positions (Fisher-Yates, one
-    draw per step: `random() % (n - i)`, the draw randbelow makes), but the first `count` positions are fixed after
-    `count` steps: a partial shuffle of those steps gives them without the O(n) permutation. Its draws are made in
-    one call: `random_(0, L)` for L a multiple of every modulus takes each draw's remainder by L, whose remainder by
-    the modulus is the draw's own. The generator's state afterwards differs from randperm's (fewer draws); its
-    callers draw nothing after it (Note [Mutation cost])."""
-    n = t.numel()
-    if n <= max(64, most):  # a small permutation costs less than the partial shuffle's Python
-        count = 1 + randbelow(most, gen)
-        return torch.randperm(n, generator=gen)[:count]
-    steps = min(most, n - 1)
-    moduli = [most, *range(n, n - steps, -1)]
+def _draws(moduli: list[int], gen: torch.Generator) -> list[int]:
+    """`[randbelow(m, gen) for m in moduli]`, the same values, in one call where it can: `random_(0, L)` for L a
+    multiple of every modulus takes each 32-bit draw's remainder by L, whose remainder by the modulus is the draw's
+    own (below ONE_DRAW_RANGE; tests/fuzz_core/test_hot_loop_draws.py)."""
     bound = math.lcm(*moduli)
-    if bound < _ONE_DRAW_RANGE and steps + 1 <= _DRAWS.numel():
-        draws = _DRAWS[:steps + 1].random_(0, bound, generator=gen).tolist()
-        count = 1 + draws[0] % most
-        picks = [draws[1 + i] % (n - i) for i in range(min(count, steps))]
-    else:
-        count = 1 + randbelow(most, gen)
-        picks = [randbelow(n - i, gen) for i in range(min(count, steps))]
+    if bound < ONE_DRAW_RANGE and len(moduli) <= _DRAWS.numel():
+        return [r % m for r, m in zip(_DRAWS[:len(moduli)].random_(0, bound, generator=gen).tolist(), moduli)]
+    return [randbelow(m, gen) for m in moduli]
+
+
+def _shuffle_moduli(n: int, most: int) -> list[int]:
+    """The moduli of the first min(most, n - 1) Fisher-Yates steps randperm(n) takes: n, n - 1, ..."""
+    return list(range(n, n - min(most, n - 1), -1))
+
+
+def _shuffled_first(n: int, picks: list[int], count: int) -> list[int]:
+    """`randperm(n)[:count]` from the draws of its first steps (`picks`, as _shuffle_moduli's): randperm shuffles
+    all n positions (Fisher-Yates, one draw per step: `random() % (n - i)`, the draw randbelow makes), but the
+    first positions are fixed after as many steps, so a partial shuffle gives them without the O(n) permutation."""
     moved: dict[int, int] = {}  # position -> the value the shuffle put there (absent: its own index)
     chosen = []
-    for i, pick in enumerate(picks):
+    for i, pick in enumerate(picks[:count]):
         z = i + pick
         here, there = moved.get(i, i), moved.get(z, z)
         moved[i], moved[z] = there, here
         chosen.append(there)
-    return torch.tensor(chosen, dtype=torch.int64)
+    if count >= n:  # the whole permutation: its last position is what is left
+        chosen.append(moved.get(n - 1, n - 1))
+    return chosen
+
+
+def _positions(t: torch.Tensor, gen: torch.Generator, most: int = 3) -> torch.Tensor:
+    """Up to `most` distinct flat positions of `t`: `torch.randperm(t.numel(), generator=gen)[:count]` with `count`
+    drawn first as `1 + randbelow(most)`, the same positions (a partial shuffle: _shuffled_first). The generator's
+    state afterwards differs from randperm's (fewer draws); its callers draw nothing after it (Note [Mutation
+    cost])."""
+    n = t.numel()
+    if n <= max(64, most):  # a small permutation costs less than building the index tensor
+        count = 1 + randbelow(most, gen)
+        return torch.randperm(n, generator=gen)[:count]
+    draws = _draws([most, *_shuffle_moduli(n, most)], gen)
+    return torch.tensor(_shuffled_first(n, draws[1:], 1 + draws[0]), dtype=torch.int64)
+
+
+def _plain_candidates(sample: Sample) -> tuple[list[int], int] | None:
+    """For plain tensor arguments (no keywords): the indices of the non-empty floating ones, when there are some
+    and they have one element count (so the draws that pick one and its positions can be made at once)."""
+    args = sample.args
+    if sample.kwargs or not all([type(a) is torch.Tensor for a in args]):
+        return None
+    candidates = [i for i, t in enumerate(args) if t.is_floating_point() and t.numel() > 0]
+    if not candidates:
+        return None
+    n = args[candidates[0]].numel()
+    if any(args[i].numel() != n for i in candidates[1:]):
+        return None
+    return candidates, n
+
+
+def _filled(sample: Sample, index: int, positions: list[int], value: float, label: str) -> Sample:
+    """The sample with argument `index` replaced by a contiguous copy holding `value` at the flat `positions`
+    (what index_fill_ wrote there: the value rounded to the tensor's dtype)."""
+    out = sample.args[index].contiguous().clone()
+    flat = out.view(-1)
+    for position in positions:
+        flat[position] = value
+    args = list(sample.args)
+    args[index] = out
+    return Sample(tuple(args), {}, sample.ctor, f"{sample.origin}>{label}")
 
 
 # Note [Mutation cost]
@@ -103,6 +141,22 @@ def _spread(t: torch.Tensor) -> float:
     return spread
 
 
+_FACTORS: dict[tuple[float, torch.dtype], torch.Tensor] = {}
+
+
+def _factor(value: float, dtype: torch.dtype) -> torch.Tensor:
+    """`value` as a 0-dim tensor of `dtype`, made once per value: multiplying by it gives what multiplying by the
+    Python number gives (the number is rounded to the tensor's dtype either way), at half the cost of wrapping
+    the number on every call (Note [Mutation cost])."""
+    key = (value, dtype)
+    factor = _FACTORS.get(key)
+    if factor is None:
+        if len(_FACTORS) >= 1024:
+            _FACTORS.clear()
+        factor = _FACTORS[key] = torch.tensor(value, dtype=dtype)
+    return factor
+
+
 @dataclass
 class GaussianNoise:
     name: str = "gaussian"
@@ -112,7 +166,8 @@ class GaussianNoise:
     def mutate(self, sample: Sample, gen: torch.Generator) -> Sample | None:
         def edit(t: torch.Tensor, g: torch.Generator) -> torch.Tensor:
             spread = _spread(t)
-            noise = torch.randn(t.shape, generator=g).mul_(self.scale * spread)
+            noise = torch.randn(size=t.shape, generator=g)
+            noise.mul_(_factor(self.scale * spread, noise.dtype))
             if t.dtype is torch.float32 and t.is_contiguous():
                 return noise.add_(t)  # Note [Mutation cost]: the same values as the float64 round trip
             if t.dtype is torch.float64 and t.is_contiguous():
@@ -129,6 +184,13 @@ class SpecialValues:
     values: tuple[str, ...] = SPECIAL_VALUE_NAMES
 
     def mutate(self, sample: Sample, gen: torch.Generator) -> Sample | None:
+        plain = _plain_candidates(sample)
+        if plain is not None:  # every draw in one call (Note [Mutation cost]): value, argument, count, positions
+            candidates, n = plain
+            draws = _draws([len(self.values), len(candidates), 3, *_shuffle_moduli(n, 3)], gen)
+            value_name, index = self.values[draws[0]], candidates[draws[1]]
+            return _filled(sample, index, _shuffled_first(n, draws[3:], 1 + draws[2]),
+                           special_value(value_name, sample.args[index].dtype), f"{self.name}:{value_name}")
         value_name = self.values[randbelow(len(self.values), gen)]
 
         def edit(t: torch.Tensor, g: torch.Generator) -> torch.Tensor:
@@ -145,6 +207,16 @@ class DtypeBoundary:
     weight: float = 2.0
 
     def mutate(self, sample: Sample, gen: torch.Generator) -> Sample | None:
+        plain = _plain_candidates(sample)
+        if plain is not None:
+            candidates, n = plain
+            sizes = {len(boundary_values(sample.args[i].dtype)) for i in candidates}
+            if len(sizes) == 1:  # every draw in one call (Note [Mutation cost]): argument, value, count, positions
+                draws = _draws([len(candidates), sizes.pop(), 3, *_shuffle_moduli(n, 3)], gen)
+                index = candidates[draws[0]]
+                value = boundary_values(sample.args[index].dtype)[draws[1]]
+                return _filled(sample, index, _shuffled_first(n, draws[3:], 1 + draws[2]), value, self.name)
+
         def edit(t: torch.Tensor, g: torch.Generator) -> torch.Tensor:
             values = boundary_values(t.dtype)
             out = t.contiguous().clone()

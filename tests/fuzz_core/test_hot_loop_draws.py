@@ -174,3 +174,30 @@ def test_encoded_progress_records_are_json_dumps_of_the_recipe() -> None:
         campaign.run(budget_s=None, max_executions=300)
     assert len(plain.records) == 300 and plain.records == fast.records
     assert any(len(json.loads(r)["steps"]) > 1 for r in fast.records)  # corpus entries' children too
+
+
+def test_randbelow_pair_is_two_randint_draws() -> None:
+    from fuzz_core.mutators.base import ONE_DRAW_RANGE, randbelow_pair
+
+    for n, m in ((1, 1), (1, 2), (5, 6), (7, 3), (100, 6), (2**13, 2**13 - 1), (ONE_DRAW_RANGE // 2, 2),
+                 (ONE_DRAW_RANGE - 1, 1)):
+        a, b = torch.Generator().manual_seed(n), torch.Generator().manual_seed(n)
+        for _ in range(50):
+            pair = randbelow_pair(n, m, a)
+            assert pair == (int(torch.randint(0, n, (1,), generator=b)), int(torch.randint(0, m, (1,), generator=b)))
+        assert torch.equal(torch.rand(4, generator=a), torch.rand(4, generator=b))  # same state after
+    assert randbelow_pair(2**14 + 1, 2**14, torch.Generator()) is None  # the common multiple is too large
+
+
+def test_value_mutators_draw_at_once_what_they_drew_one_by_one() -> None:
+    """Plain tensor arguments take the one-call draws (Note [Mutation cost]); with a keyword argument the same
+    mutators take the draws one by one: the same values land in the same places."""
+    for dtype in (torch.float32, torch.float16, torch.bfloat16, torch.float64):
+        for shapes in ([(8, 8)], [(8, 8), (8, 8)], [(1,)], [(2,)], [(3,)], [(100, 70)], [(3, 3), (9,)], [(3,), (4,)]):
+            args = tuple(torch.randn(*shape).to(dtype) for shape in shapes)
+            for mutator in (SpecialValues(), DtypeBoundary(), GaussianNoise()):
+                for seed in range(25):
+                    fast = mutator.mutate(Sample(args), torch.Generator().manual_seed(seed))
+                    slow = mutator.mutate(Sample(args, {"k": 1}), torch.Generator().manual_seed(seed))
+                    assert fast is not None and slow is not None and fast.origin == slow.origin
+                    assert all(_same(a, b) for a, b in zip(fast.args, slow.args))
