@@ -114,9 +114,9 @@ def _from_code(facts: CodeFacts, prose: str) -> tuple[str, dict[str, Any]] | Non
         return ("variant:out" if facts.out_kwarg and not facts.inplace_methods else "variant:inplace"), {}
     if "grad" in facts.modes:
         return "grad", {}
-    if facts.out_kwarg and _VARIANT_WORDS.search(prose):
+    if facts.out_kwarg and (_VARIANT_WORDS.search(prose) or _both_forms(facts, "out")):
         return "variant:out", {}
-    if facts.inplace_methods and _VARIANT_WORDS.search(prose):
+    if facts.inplace_methods and (_VARIANT_WORDS.search(prose) or _both_forms(facts, "inplace")):
         return "variant:inplace", {}
     if layout_words and any(c in _STRIDING for c in facts.layout_calls):
         # a transposed, permuted or strided view (no .contiguous() to compare with) in a report about layout
@@ -136,6 +136,23 @@ def _from_code(facts: CodeFacts, prose: str) -> tuple[str, dict[str, Any]] | Non
     if facts.contiguous_calls and facts.layout_calls:
         return "layout:noncontiguous", {}
     return None
+
+
+def _both_forms(facts: CodeFacts, variant: str) -> bool:
+    """Note [Both forms in the code]: one op called in its plain form and in its in-place (or out=) form.
+
+    A repro that computes ``torch.addcdiv(a, ...)`` and ``a.addcdiv_(...)`` compares the two spellings whatever its
+    prose says; an in-place call of some other op (``x.zero_()``, ``requires_grad_``) is bookkeeping.
+    """
+    def base(api: str) -> str:
+        leaf = api.rsplit(".", 1)[-1]
+        return leaf[:-1] if leaf.endswith("_") and not leaf.endswith("__") else leaf
+
+    if variant == "out":
+        written = {base(c.api) for c in facts.calls if "out" in c.kwargs}
+        return any(base(c.api) in written and "out" not in c.kwargs for c in facts.calls)
+    written = {base(name) for name in facts.inplace_methods}
+    return any(base(c.api) in written and not c.api.endswith("_") for c in facts.calls)
 
 
 def _from_text(title: str, prose: str, signals: TextSignals) -> str | None:
@@ -210,7 +227,9 @@ def mode_pair(facts: CodeFacts, title: str, prose: str, signals: TextSignals) ->
     kind = kind_of(name)
     if kind is None:
         return None
-    options = {k: v for k, v in options.items() if isinstance(v, bool | int | float | str)}
+    # a pattern's mode options never use the key ``mode``: the formal notation spells the mode's own name with it
+    # (torch.compile(mode="max-autotune") is a tuning choice; the pattern without it still validates and runs)
+    options = {k: v for k, v in options.items() if isinstance(v, bool | int | float | str) and k != "mode"}
     if name == "device:cuda":
         device = _device(facts, title + "\n" + prose)
     if device is not None and not (name == "device:cuda" and device == "cuda"):

@@ -633,7 +633,7 @@ class _Reader:
         if event is None:
             return {}
         options: dict[str, Any] = {}
-        for key in ("mode", "fullgraph", "dynamic"):
+        for key in ("fullgraph", "dynamic"):  # never ``mode``: the formal notation's own key (modes.py, mode_pair)
             value = event.detail.get(key)
             if isinstance(value, bool | str) and value not in ("", None) and not (key == "fullgraph" and not value):
                 options[key] = value
