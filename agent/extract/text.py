@@ -57,6 +57,7 @@ _TITLE_NOT_SILENT = re.compile(
     r"\b(?:raises?|fails?|failed|crash(?:es)?|segfault|slow(?:er)?|leak|recompil\w*|hangs?|build|install|typo|"
     r"docs?|support|feature|rfc|which tolerance|(?:runtime|type|value|index)error)\b"
 )
+_TITLE_FAILS = re.compile(r"\bfail(?:s|ed)?\b")
 # An exception printed in the output (a comparison's own AssertionError/GradcheckError is evidence, not a raise)
 _RAISED = re.compile(r"^[^\S\n]*(?:traceback \(most recent call last\)|[\w.]*(?:error|exception|unsupported)\b:)", re.M)
 _COMPARISON_ERRORS = ("assertionerror:", "gradcheckerror:")
@@ -81,6 +82,7 @@ class TextSignals:
     shows_output: bool = False  # the report shows what the code printed
     raised_error: bool = False  # the output holds an exception other than a failed comparison
     printed_values_differ: bool = False  # Note [Printed values that differ]
+    title_only_fails: bool = False  # the title's only not-silent word is "fails": a check can be what fails
 
 
 def _reported_diffs(output: str) -> list[float]:
@@ -137,6 +139,8 @@ def read_signals(title: str, body: str, labels: list[str], comments: list[str], 
         reported_diffs=diffs,
         title_symptom=bool(_TITLE_SYMPTOM.search(title_low)),
         title_not_silent=bool(_TITLE_NOT_SILENT.search(title_low)),
+        title_only_fails=bool(_TITLE_FAILS.search(title_low)) and not _TITLE_NOT_SILENT.search(
+            _TITLE_FAILS.sub(" ", title_low)),
         shows_output=any(not b.is_python for b in blocks),
         raised_error=_raised(output.lower()),
         printed_values_differ=any(_values_differ(b.text) for b in blocks if not b.is_python),

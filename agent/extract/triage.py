@@ -194,20 +194,27 @@ FALSE_ALARM_RULES = (
 )
 
 
+# calls that compare two results (gradcheck compares autograd's Jacobian with finite differences)
+_COMPARING_CALLS = frozenset({"allclose", "assert_close", "equal", "isclose", "assert_allclose", "gradcheck",
+                              "gradgradcheck"})
+
+
 def _evidence(t: TriageInput) -> int:
     """Points for "this reports a wrong result without an error"; 4 or more with a repro is a silent bug."""
     s = t.signals
-    compares = any(_short(c.api) in ("allclose", "assert_close", "equal", "isclose") for c in t.facts.calls)
+    compares = any(_short(c.api) in _COMPARING_CALLS for c in t.facts.calls)
     # Note [What a repro prints] (scan.py), Note [Printed values that differ] (text.py): a printed difference,
     # pasted output whose values disagree, or both sides of a mode pair printed is the comparison shown
     printed = t.facts.prints_difference or s.printed_values_differ or (
         t.modes is not None and t.facts.printed_values >= 2)
     shown = compares or t.facts.nan_checks > 0 or bool(s.reported_diffs) or printed
+    # "gradcheck fails for X" / "assert_close fails": what fails is the repro's own comparison, not a run that raised
+    check_fails = s.title_only_fails and compares and not s.raised_error
     return (
         3 * s.silent_label + s.numeric_label + min(s.mismatch_words, 3)
         + 2 * shown + 2 * (t.modes is not None)
         + 2 * s.title_symptom + (s.shows_output and t.modes is not None)
-        - 3 * (s.title_not_silent and not s.title_symptom) - 2 * s.raised_error
+        - 3 * (s.title_not_silent and not s.title_symptom and not check_fails) - 2 * s.raised_error
         + 4 * bool(t.tracker.confirmed or t.verdict.confirmed)
     )
 
