@@ -109,6 +109,33 @@ def test_channels_last_in_the_code_is_a_layout_pair_without_words() -> None:
     assert pattern is not None and pattern.test_mode.name == "layout:channels_last"
 
 
+def test_a_compile_mode_argument_does_not_lose_the_pattern() -> None:
+    pattern = analyze_raw(shaped.COMPILE_MODE.raw()).pattern  # "mode" is the formal notation's own key
+    assert pattern is not None and "mode" not in pattern.test_mode.options
+
+
+def test_both_forms_of_one_op_are_a_variant_pair_without_words() -> None:
+    pattern = analyze_raw(shaped.BOTH_FORMS.raw()).pattern
+    assert pattern is not None and pattern.test_mode.name == "variant:inplace"
+
+
+def test_an_in_place_call_of_another_op_is_no_variant_pair() -> None:
+    code = "import torch\nx = torch.rand(4)\nx.zero_()\nprint(torch.cumsum(x, 0))\nprint(torch.cumsum(x.half(), 0))\n"
+    pattern = analyze_issue("cumsum", f"```python\n{code}```\n", []).pattern
+    assert pattern is not None and pattern.test_mode.name == "dtype:float16"
+
+
+def test_a_title_saying_a_check_fails_is_not_a_crash_report() -> None:
+    assert analyze_raw(shaped.GRADCHECK.raw()).triage.is_silent_bug
+
+
+def test_a_title_saying_a_run_fails_with_an_error_is_not_silent() -> None:
+    body = ("```python\nimport torch\nx = torch.rand(3, dtype=torch.double, requires_grad=True)\n"
+            "torch.autograd.gradcheck(torch.special.xlog1py, (x, x))\n```\n\n```\nTraceback (most recent call last):\n"
+            "RuntimeError: expected scalar type Float but found Double\n```\n")
+    assert not analyze_issue("gradcheck fails for xlog1py", body, []).triage.is_silent_bug
+
+
 # --------------------------------------------------------------------------- the repro as it is run
 
 

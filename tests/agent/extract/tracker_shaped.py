@@ -465,7 +465,66 @@ OLD_TEMPLATE = Report(
     "## Environment\n\n - PyTorch Version (e.g., 1.0): 1.4\n",
     expected=("Gradient_Mismatch", "torch.nn.functional.normalize", "grad"))
 
+DYNAMO_OPTIMIZE = Report(
+    "dynamo_optimize", "[Inductor] Incorrect result for hardsigmoid",
+    _describe("Results mismatch.", """
+import torch
+import torch._dynamo
+
+def fn(x):
+    return torch.nn.functional.hardsigmoid(x) * x
+
+x = torch.randn(10)
+opt = torch._dynamo.optimize("inductor")(fn)
+print(fn(x))
+print(opt(x))
+"""), expected=("Compile_Eager_Mismatch", "torch.nn.functional.hardsigmoid", "compile:inductor"))
+
+FUNCTORCH_VMAP = Report(
+    "functorch_vmap", "functorch vmap of trace returns wrong values",
+    _describe("", """
+import torch
+from functorch import vmap
+x = torch.randn(3, 4, 4)
+print(vmap(torch.trace)(x))
+print(torch.stack([torch.trace(m) for m in x]))
+"""), expected=("Batch_Mismatch", "torch.trace", "vmap"))
+
+GRADCHECK = Report(
+    "gradcheck", "gradcheck fails for torch.special.xlog1py",
+    _describe("The backward formula looks wrong.", """
+import torch
+x = torch.rand(5, dtype=torch.double, requires_grad=True)
+y = torch.rand(5, dtype=torch.double, requires_grad=True)
+torch.autograd.gradcheck(torch.special.xlog1py, (x, y))
+""", "```\ntorch.autograd.gradcheck.GradcheckError: Jacobian mismatch for output 0 with respect to input 1,\n"
+       "numerical:tensor([[0.5]])\nanalytical:tensor([[0.25]])\n```"),
+    expected=("Gradient_Mismatch", "torch.special.xlog1py", "grad"))
+
+COMPILE_MODE = Report(
+    "compile_mode", "compiled model gives different output",
+    _describe("My model gives different outputs when compiled with max-autotune.", """
+import torch
+import torch.nn as nn
+model = nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU()).eval()
+x = torch.randn(2, 3, 16, 16)
+with torch.no_grad():
+    ref = model(x)
+    out = torch.compile(model, mode="max-autotune")(x)
+print(torch.allclose(ref, out, atol=1e-4))
+"""), labels=["oncall: pt2"], expected=("Compile_Eager_Mismatch", "torch.nn.Conv2d", "compile:inductor"))
+
+BOTH_FORMS = Report(
+    "both_forms", "x.addcdiv_ gives different result than torch.addcdiv",
+    _describe("", """
+import torch
+a, b, c = torch.rand(4), torch.rand(4), torch.rand(4) + 0.1
+r1 = torch.addcdiv(a, b, c, value=3)
+a.addcdiv_(b, c, value=3)
+print(r1, a)
+"""), expected=("Variant_Mismatch", "torch.addcdiv", "variant:inplace"))
+
 ALL = [ATEN_OVERLOAD, CUSTOM_OP, FUNC_GRAD, VMAP, JACREV, EXPORT, MODULE_FORWARD, MPS, CUDA_METHOD, XPU,
        TWO_NUMBERS, CHANNELS_LAST_FIXED, INPLACE, OUT_VARIANT, JIT_SCRIPT_ABS, AUTOCAST, SPLIT_BLOCKS, PROMPTS,
        UNFENCED, RAISES_LATER, INDENTED, DETAILS, INLINE_OUTPUTS, ALIASES, METHOD_CHAIN, CLOSED_COMPLETED,
-       OLD_TEMPLATE]
+       OLD_TEMPLATE, DYNAMO_OPTIMIZE, FUNCTORCH_VMAP, GRADCHECK, COMPILE_MODE, BOTH_FORMS]
