@@ -179,13 +179,17 @@ def geomean(values: list[float]) -> float:
     return math.exp(sum(math.log(max(v, 1e-12)) for v in values) / len(values))
 
 
-STAGES = {  # where one execution's time goes: (file, function) entry points, their cumulative CPU time
-    "mutation (parent, mutator, mutate)": (("campaign.py", "_next_entry"),),
-    "both modes (the check itself; op scope on measured inputs)": (("campaign.py", "run_mode"),),
-    "comparison": (("campaign.py", "compare"),),
-    "non-finite count": (("campaign.py", "_has_nonfinite"),),
-    "coverage (measure, features, index)": (("selector.py", "observe"), ("selector.py", "measures")),
-    "progress record (the worker's mmap write)": (("worker_main.py", "write"),),
+STAGES = {  # where one execution's time goes: (file, function, sign) entry points, their cumulative CPU time
+    "mutation (parent, mutator, mutate)": (("campaign.py", "_next_entry", 1),),
+    # measured inputs run through run_mode (op scope), the others through _evaluate_plain, whose _judge (the
+    # non-finite count and the comparison, counted below) is taken out
+    "both modes (the check itself; op scope on measured inputs)": (
+        ("campaign.py", "run_mode", 1), ("campaign.py", "_evaluate_plain", 1), ("campaign.py", "_judge", -1)),
+    # identical outputs are told apart in _judge (identical_outputs), others compared in full (_compared)
+    "comparison": (("campaign.py", "identical_outputs", 1), ("campaign.py", "_compared", 1)),
+    "non-finite count": (("campaign.py", "_has_nonfinite", 1),),
+    "coverage (measure, features, index)": (("selector.py", "observe", 1), ("selector.py", "measures", 1)),
+    "progress record (the worker's mmap write)": (("worker_main.py", "encoded", 1), ("worker_main.py", "write", 1)),
 }
 
 
@@ -198,14 +202,14 @@ def profile_one_execution(executions: int = 3000) -> dict[str, float]:
 
     from fuzz_core.campaign import Campaign
     from fuzz_core.cgf.selector import CoverageSelector
-    from fuzz_core.worker_main import ProgressFile
+    from fuzz_core.worker_main import ProgressFile, RunProgress
 
     fd = os.open(tempfile.mkstemp(prefix="tf_bench_progress_")[1], os.O_RDWR)
     progress = ProgressFile(fd)
 
     def campaign() -> Campaign:
         c = Campaign(harness("torch.sigmoid", "jit.trace"), selector=CoverageSelector(), instrument="op",
-                     progress=lambda record: progress.write({"task": 1, "phase": "run", **record}))
+                     progress=RunProgress(progress, 1))  # as the worker records its inputs
         c.prepare()
         return c
 
@@ -226,7 +230,8 @@ def profile_one_execution(executions: int = 3000) -> dict[str, float]:
         return sum(v[3] for k, v in stats.items() if k[2] == name and k[0].endswith(file))
 
     total = cumulative("campaign.py", "run")
-    out = {stage: sum(cumulative(f, n) for f, n in entries) / executions * 1e6 for stage, entries in STAGES.items()}
+    out = {stage: sum(sign * cumulative(f, n) for f, n, sign in entries) / executions * 1e6
+           for stage, entries in STAGES.items()}
     out["other (loop bookkeeping)"] = total / executions * 1e6 - sum(out.values())
     out["total under the profiler"] = total / executions * 1e6
     out["total without the profiler"] = unprofiled
