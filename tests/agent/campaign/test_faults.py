@@ -44,9 +44,16 @@ def _harnesses(store: Store, n: int) -> list[int]:
         return [tq.add_harness(session, candidate.id, {**SPEC, "seed": i}).id for i in range(n)]
 
 
-def _driver(url: str, tmp: Path, name: str, budget: str = "30s") -> subprocess.Popen[str]:
-    command = [str(Path(sys.executable).parent / "transfuzz"), "--db", url, "--json", "fuzz", "--budget", budget,
-               "--workers", "1", "--stale-after", "3", "--scheduler", "even", "--min-inputs", "1"]
+# Work is bounded by inputs per harness, not by a budget the test expects to be enough: the budget is a cap far
+# above the work (a busy machine is slow, never wrong), and the waits below are hang guards.
+MAX_EXECUTIONS = 2000
+HANG_GUARD_S = 600
+
+
+def _driver(url: str, tmp: Path, name: str) -> subprocess.Popen[str]:
+    command = [str(Path(sys.executable).parent / "transfuzz"), "--db", url, "--json", "fuzz", "--budget", "1800s",
+               "--max-executions", str(MAX_EXECUTIONS), "--workers", "1", "--stale-after", "3",
+               "--scheduler", "even", "--min-inputs", "1"]
     return subprocess.Popen(command, stdout=open(tmp / f"{name}.out", "w"), stderr=open(tmp / f"{name}.err", "w"),
                             text=True, env={**os.environ, "TRANSFUZZ_ARTIFACTS_DIR": str(tmp / name)})
 
@@ -79,24 +86,24 @@ def assert_nothing_lost_nothing_doubled(store: Store, harness_ids: list[int]) ->
 def test_two_drivers_race_and_a_killed_one_is_replaced(store: Store, db_url: str, tmp_path: Path) -> None:
     harness_ids = _harnesses(store, 8)
     first, second = _driver(db_url, tmp_path, "a"), _driver(db_url, tmp_path, "b")
-    _wait_for(lambda: _findings(store) >= 1, 120)
+    _wait_for(lambda: _findings(store) >= 1, HANG_GUARD_S)
     first.send_signal(signal.SIGKILL)  # mid-campaign: its claimed harness stays `running`
     first.wait()
     time.sleep(4)  # its heartbeat goes stale (--stale-after 3)
     third = _driver(db_url, tmp_path, "c")
-    assert second.wait(timeout=150) == 0 and third.wait(timeout=150) == 0, (tmp_path / "c.err").read_text()[-2000:]
+    assert second.wait(timeout=HANG_GUARD_S) == 0 and third.wait(timeout=HANG_GUARD_S) == 0, (tmp_path / "c.err").read_text()[-2000:]
     assert_nothing_lost_nothing_doubled(store, harness_ids)
 
 
 def test_postgres_restart_mid_campaign(store: Store, db_url: str, tmp_path: Path) -> None:
     harness_ids = _harnesses(store, 5)
     driver = _driver(db_url, tmp_path, "a")
-    _wait_for(lambda: _findings(store) >= 1, 120)
+    _wait_for(lambda: _findings(store) >= 1, HANG_GUARD_S)
     try:
         subprocess.run(["pg_ctlcluster", *PG_CLUSTER, "restart"], check=True, timeout=60)
     finally:  # the database must come back whatever happened
         subprocess.run(["pg_ctlcluster", *PG_CLUSTER, "start"], timeout=60)
-    assert driver.wait(timeout=150) == 0, (tmp_path / "a.err").read_text()[-2000:]
+    assert driver.wait(timeout=HANG_GUARD_S) == 0, (tmp_path / "a.err").read_text()[-2000:]
     store.engine.dispose()
     assert_nothing_lost_nothing_doubled(store, harness_ids)
 
