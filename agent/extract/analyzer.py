@@ -139,7 +139,7 @@ def analyze_issue(title: str, body: str, labels: list[str], comments: list[str] 
     rules_text = for_rules(body)
     prose = re.sub(r"```.*?```", " ", rules_text, flags=re.S)
     signals = read_signals(title, rules_text, labels, comments, blocks)
-    api, ranked = choose_api(facts.calls, title, prose)
+    api, ranked = choose_api(facts.calls, title, prose, facts.operators)
     modes = mode_pair(facts, title, prose, signals)
     nan_evidence = bool(facts.special_values) or any("nan" in label for label in signals.labels)
     if modes is None and signals.crash:

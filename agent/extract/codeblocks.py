@@ -16,8 +16,11 @@ code after the last fence that never closes, and ``unfenced_code`` the runs of l
 that start at an ``import``/``from`` line (an indented run, Markdown's own code block, ends at the first line
 without its indent and is dedented). A Python block that does not parse is salvaged: the line
 the parser stops at is dropped (a Python 2 print, a line cut off at the end) and the rest parsed
-again, a few times at most; an unfenced run keeps only what parses before its first bad line. The
-code is parsed, never run.
+again, a few times at most; an unfenced run keeps only what parses before its first bad line. Output
+pasted inside the fence (a printed tensor under the code) goes in one try: a bad line that looks like a
+value takes the value-like lines after it along. A block that uses ``torch.``/``nn.``/``F.`` without
+importing them is salvaged as one that starts at an import is. IPython sessions (``In [1]:``, ``...:``) keep
+their input lines only. The code is parsed, never run.
 """
 
 from __future__ import annotations
@@ -44,9 +47,23 @@ class CodeBlock:
     tree: ast.Module | None  # parsed only, never executed
 
 
+_IPYTHON_IN = re.compile(r"^[^\S\n]*In \[\d*\]:[^\S\n]?")
+_IPYTHON_MORE = re.compile(r"^[^\S\n]*\.{3,}:[^\S\n]?")
+
+
 def _strip_prompts(text: str) -> str:
-    """Doctest-style ``>>>`` / ``...`` snippets become plain code."""
+    """Doctest-style ``>>>`` / ``...`` and IPython ``In [1]:`` / ``...:`` snippets become plain code.
+
+    What the session printed (lines without a prompt, IPython's ``Out[2]:``) is output and dropped.
+    """
     lines = text.splitlines()
+    if any(_IPYTHON_IN.match(line) for line in lines):
+        kept = []
+        for line in lines:
+            prompt = _IPYTHON_IN.match(line) or _IPYTHON_MORE.match(line)
+            if prompt:
+                kept.append(line[prompt.end():])
+        return "\n".join(kept)
     if not any(line.lstrip().startswith(">>>") for line in lines):
         return text
     kept = [line.lstrip()[4:] for line in lines if line.lstrip().startswith((">>> ", "... ", ">>>", "..."))]
@@ -97,11 +114,17 @@ def _parse(text: str) -> ast.Module | None:
 
 MAX_SALVAGE = 8
 _CODE_START = re.compile(r"^[^\S\n]*(?:import [A-Za-z_]|from [A-Za-z_][\w.]* import )", re.M)
+# torch used without its import (old reports start at the code): worth salvaging when it does not parse
+_TORCH_USE = re.compile(r"\b(?:torch|nn|F)\.[A-Za-z_]")
 _STOP_LINE = re.compile(r"^[^\S\n]*(?:#{2,6}[^\S\n]|`{3,}|~{3,})", re.M)
 
 
 def _salvaged(text: str, drop_lines: bool = True) -> tuple[str, ast.Module] | None:
-    """``text`` with the lines the parser stops at dropped (or cut there), and its tree; None if nothing parses."""
+    """``text`` with the lines the parser stops at dropped (or cut there), and its tree; None if nothing parses.
+
+    A bad line that looks like pasted output goes with the output lines right after it (a printed tensor
+    is many such lines), so one try drops the whole paste.
+    """
     lines = text.split("\n")
     for _ in range(MAX_SALVAGE):
         source = "\n".join(lines)
@@ -111,12 +134,36 @@ def _salvaged(text: str, drop_lines: bool = True) -> tuple[str, ast.Module] | No
             bad = (exc.lineno or len(lines)) - 1
             if not 0 <= bad < len(lines):
                 bad = len(lines) - 1
-            lines = lines[:bad] + lines[bad + 1:] if drop_lines else lines[:bad]
+            if not drop_lines:
+                lines = lines[:bad]
+            else:
+                end = bad + 1
+                if _looks_like_output(lines[bad]):
+                    while end < len(lines) and _looks_like_output(lines[end]):
+                        end += 1
+                lines = lines[:bad] + lines[end:]
         except (ValueError, RecursionError, MemoryError):
             return None
         if not any(line.strip() for line in lines):
             return None
     return None
+
+
+_CODE_SHAPE = re.compile(r"[A-Za-z_]\w*[^\S\n]*[(=]|[:,(\[{\\][^\S\n]*$")
+
+
+def _looks_like_output(line: str) -> bool:
+    """A printed value, not code: it does not parse on its own and has no call, assignment or open bracket."""
+    stripped = line.strip()
+    if not stripped or _CODE_SHAPE.search(stripped):
+        return False
+    try:
+        ast.parse(stripped)
+    except (SyntaxError, ValueError):
+        return True
+    except (RecursionError, MemoryError):
+        return False
+    return False
 
 
 def unfenced_code(text: str) -> list[CodeBlock]:
@@ -191,7 +238,7 @@ def code_blocks(body: str) -> list[CodeBlock]:
             continue
         source = _strip_prompts(text)
         tree = _parse(source)
-        if tree is None and (lang in _PY_LANGS or (lang == "" and _CODE_START.search(source))):
+        if tree is None and (lang in _PY_LANGS or (lang == "" and (_CODE_START.search(source) or _TORCH_USE.search(source)))):
             salvaged = _salvaged(source)
             if salvaged is not None:
                 source, tree = salvaged

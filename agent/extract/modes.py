@@ -14,7 +14,9 @@ from agent.patterns import PatternKind
 _STRIDING = frozenset({"t", "transpose", "permute", "mT", "T", "slice_step", "as_strided"})
 _LAYOUT_WORDS = re.compile(r"contiguous|channels[_ ]last|stride|memory[_ ]format|expand|transpos|layout")
 # in-place writes through expanded (stride-0) or overlapping views are aliasing reports of the variant pair
-_VARIANT_WORDS = re.compile(r"\bout=|in-place|inplace|\bout\b argument|\balias|\boverlap|\bexpand(?:ed)?\b|stride.0")
+_VARIANT_WORDS = re.compile(
+    r"\bout=|in-place|inplace|\bout\b (?:argument|parameter|kwarg|tensor)|(?:argument|parameter|kwarg) `?out\b|`out`|"
+    r"[a-z0-9]_out\b|\balias|\boverlap|\bexpand(?:ed)?\b|stride.0")
 
 
 class _AllWords:

@@ -48,6 +48,8 @@ class CallSite:
     in_user_code: bool  # inside a def/class of the snippet (the code under test)
     in_print: bool  # an argument of print(): reporting, not computing
     receiver: str | None = None
+    feeds_backward: bool = False  # ``x.sum().backward()``: the reduction that makes a loss, not the op under test
+    values_only: bool = False  # ``x.max(1)[0]``, ``.values``, a full reduction: the indices are never read
 
 
 @dataclass
@@ -72,6 +74,8 @@ class CodeFacts:
     # difference of two results (``print(a - b)``, ``(a - b).abs().max()``, ``torch.dist(a, b)``)
     printed_values: int = 0
     prints_difference: bool = False
+    # Note [Operators as a last resort]: ``a + b`` on names, as the torch op it dispatches to
+    operators: list[CallSite] = field(default_factory=list)
 
     def add_dtype(self, name: str) -> None:
         if name not in self.dtypes:
@@ -115,6 +119,7 @@ class CodeFacts:
         self.assigned_names |= other.assigned_names
         self.printed_values += other.printed_values
         self.prints_difference |= other.prints_difference
+        self.operators += other.operators
 
 
 def _statements(body: list[ast.stmt]) -> list[ast.stmt]:
@@ -159,6 +164,8 @@ class _Scanner(ast.NodeVisitor):
         self.numpy_names: set[str] = set()  # names bound to values computed with numpy
         self.expanded_names: set[str] = set()  # names bound to x.expand(...) and other repeating views
         self.user_classes: set[str] = set()
+        self.loss_nodes: set[int] = set()  # id() of calls whose result is .backward()-ed
+        self.value_nodes: set[int] = set()  # id() of calls whose result is read as [0] or .values
 
     # --------------------------------------------------------------- resolution
 
@@ -311,14 +318,34 @@ class _Scanner(ast.NodeVisitor):
                 self.facts.memory_format_channels_last = True
         if node.attr in ("T", "mT", "mH", "H"):
             self.facts.layout_calls.append(node.attr)
+        if node.attr == "values" and isinstance(node.value, ast.Call):
+            self.value_nodes.add(id(node.value))
         self.generic_visit(node)
 
     def visit_BinOp(self, node: ast.BinOp) -> None:  # noqa: N802
         if isinstance(node.op, ast.MatMult):
             self._record("torch.matmul", "operator", node, {}, [])
+        elif type(node.op) in _ARITHMETIC and self._tensor_operands(node):
+            self.facts.operators.append(CallSite(_ARITHMETIC[type(node.op)], "operator", {}, [],
+                                                 node.lineno, self.depth > 0, self.print_depth > 0))
         self.generic_visit(node)
 
+    def _tensor_operands(self, node: ast.BinOp) -> bool:
+        """An operand that may be a tensor: not a literal, a known int, a string or a len()/range() value."""
+        def plain(side: ast.expr) -> bool:
+            if isinstance(side, ast.Constant):
+                return True
+            if isinstance(side, ast.Name):
+                return side.id in self.int_names or side.id in self.numpy_names
+            if isinstance(side, ast.BinOp):
+                return plain(side.left) and plain(side.right)
+            return isinstance(side, ast.Call) and isinstance(side.func, ast.Name) and side.func.id in (
+                "len", "range", "int", "float", "str")
+        return not (plain(node.left) and plain(node.right))
+
     def visit_Subscript(self, node: ast.Subscript) -> None:  # noqa: N802
+        if isinstance(node.value, ast.Call) and isinstance(node.slice, ast.Constant) and node.slice.value == 0:
+            self.value_nodes.add(id(node.value))
         # x[..., ::2] views are non-contiguous
         for part in ast.walk(node.slice):
             if isinstance(part, ast.Slice) and part.step is not None:
@@ -391,8 +418,11 @@ class _Scanner(ast.NodeVisitor):
                 self.facts.inplace_on_expanded = True
 
     def _record(self, api: str, kind: str, node: ast.AST, kwargs: dict[str, Any], args: list[Any], receiver: str | None = None) -> None:
+        # a full reduction (x.max(), torch.max(x)) returns the value alone
+        full = not kwargs and len(args) <= (0 if kind == "method" else 1)
         self.facts.calls.append(
-            CallSite(api, kind, kwargs, args, getattr(node, "lineno", 0), self.depth > 0, self.print_depth > 0, receiver)
+            CallSite(api, kind, kwargs, args, getattr(node, "lineno", 0), self.depth > 0, self.print_depth > 0, receiver,
+                     values_only=id(node) in self.value_nodes or (isinstance(node, ast.Call) and full))
         )
 
     def _mode_call(self, api: str, kwargs: dict[str, Any], args: list[Any]) -> None:
@@ -464,6 +494,8 @@ class _Scanner(ast.NodeVisitor):
             return
         if method == "backward":
             self.facts.add_mode("grad")
+            if isinstance(func.value, ast.Call):
+                self.loss_nodes.add(id(func.value))
         if method in DTYPE_METHODS and not node.args and not node.keywords:
             self.facts.add_dtype(DTYPE_METHODS[method])
         elif method == "to":
@@ -485,6 +517,8 @@ class _Scanner(ast.NodeVisitor):
         api = f"torch.{method}" if torch_function_exists(method) and not method.endswith("_") else f"torch.Tensor.{method}"
         receiver = func.value.id if isinstance(func.value, ast.Name) else None
         self._record(api, "method", node, kwargs, args, receiver)
+        if id(node) in self.loss_nodes:
+            self.facts.calls[-1].feeds_backward = True
 
     def _to_call(self, kwargs: dict[str, Any], args: list[Any]) -> None:
         for value in [*args, kwargs.get("dtype"), kwargs.get("device"), kwargs.get("memory_format")]:
@@ -513,6 +547,18 @@ _COMMENTED_NAMES = {"jit.script": "jit.script", "jit.trace": "jit.trace", "compi
 # computed and never shown is arithmetic, not a comparison. A difference is a subtraction of two
 # non-literal operands, ``.sub``/``torch.sub`` of them, or a distance call (``torch.dist``).
 _DIFFERENCE_CALLS = frozenset({"sub", "subtract", "dist"})
+
+
+# Note [Operators as a last resort]
+# ``v1 + v2`` and ``scores - mask * 1e6`` run torch.add / torch.sub / torch.mul when their operands are tensors,
+# and some reports are about nothing else. The AST cannot tell a tensor from a number, so an arithmetic operator
+# with an operand that is not a literal or a known int is kept apart (``CodeFacts.operators``), never among the
+# calls: the API chooser reads it only when no named call is left (select.py), and nothing else counts it as a
+# torch call (a snippet of plain arithmetic is not a repro).
+_ARITHMETIC: dict[type, str] = {
+    ast.Add: "torch.add", ast.Sub: "torch.sub", ast.Mult: "torch.mul", ast.Div: "torch.div",
+    ast.Pow: "torch.pow", ast.FloorDiv: "torch.floor_divide", ast.Mod: "torch.remainder",
+}
 
 
 def _is_difference(scanner: _Scanner, node: ast.AST) -> bool:

@@ -65,12 +65,18 @@ def _title_position(api: str, title_words: list[str]) -> int | None:
     return None
 
 
-def choose_api(calls: list[CallSite], title: str, prose: str) -> tuple[str | None, list[tuple[str, float]]]:
-    """The most likely API under test and the ranked candidates with their scores."""
+def choose_api(calls: list[CallSite], title: str, prose: str, operators: list[CallSite] | None = None,
+               ) -> tuple[str | None, list[tuple[str, float]]]:
+    """The most likely API under test and the ranked candidates with their scores.
+
+    ``operators`` are the snippet's arithmetic operators (Note [Operators as a last resort], scan.py).
+    """
     title_words = [w.lower() for w in _WORD_RE.findall(title)]
     prose_words = {w.lower() for w in _WORD_RE.findall(prose)}
     # a check such as torch.isfinite is plumbing in a repro, but not when the title spells it out as the subject
     named = title_api(title)
+    if named in INFRA_TORCH and any(op not in INFRA_TORCH for op in title_ops(title)):
+        named = None  # "torch.tensor(inf).min() is wrong": the constructor builds the input the op is given
     # tensor plumbing named in the title counts only where it computes, not inside print()
     computing = {site.api for site in calls if not site.in_print}
     order: list[str] = []
@@ -100,16 +106,46 @@ def choose_api(calls: list[CallSite], title: str, prose: str) -> tuple[str | Non
             score += 2.0
         if api in user_code:
             score += 3.0
+        if api in SIZE_CONSTRUCTORS:  # kept only for the size it takes: below an op used as often
+            score -= 0.5
         scores[api] = score
-    called = {_op_key(_short(site.api)) for site in calls}
+    # a title op the code calls only where it was set aside (inside print, as plumbing) is still the title's op
+    called = {_op_key(_short(api)) for api in scores}
     for op in title_ops(title):  # Note [An op the title names]
+        if op in INFRA_TORCH and op != named:
+            continue
         if op not in scores and _op_key(_short(op)) not in called:
             scores[op] = 9.0 + 2.0 * (_short(op).lower() in prose_words)
     ranked = sorted(scores.items(), key=lambda item: -item[1])  # stable: first use wins ties
     if ranked and ranked[0][1] > 0:
         return ranked[0][0], ranked
-    fallback = prose_api(title) or prose_api(prose)
+    fallback = prose_api(title) or prose_api(prose) or last_resort(calls, operators or [])
     return fallback, ranked
+
+
+# Tensor plumbing that computes values: set aside while a named op is left, the op under test when none is.
+_COMPUTING_PLUMBING = frozenset({"abs", "max", "min", "sum", "mean", "std", "argmax", "add", "sub", "mul", "div"})
+
+
+def last_resort(calls: list[CallSite], operators: list[CallSite]) -> str | None:
+    """Note [The op left when nothing is named]
+
+    Some repros call no op but tensor plumbing (``x / x.mean(-1)``, ``a.mean()`` printed, ``v1 + v2`` then
+    ``.sum().backward()``): every call was set aside as reporting or bookkeeping, and the report is about one
+    of them. Then the computing method or arithmetic operator is the op under test, nearest to the code under
+    test first: the snippet's own functions, then the top level, then inside print(); methods before
+    operators at each level, first use first. A reduction whose result is ``.backward()``-ed makes the loss.
+    """
+    def level(site: CallSite) -> int:
+        return 0 if site.in_user_code and not site.in_print else 2 if site.in_print else 1
+
+    methods = [s for s in calls if s.kind == "method" and _short(s.api) in _COMPUTING_PLUMBING and not s.feeds_backward]
+    ranked = sorted([(level(s), 0, i, s.api) for i, s in enumerate(methods)] +
+                    [(level(s), 1, i, s.api) for i, s in enumerate(operators)])
+    for *_, api in ranked:
+        if _fuzzable(api):
+            return api
+    return None
 
 
 def _op_key(name: str) -> str:
@@ -145,14 +181,20 @@ def title_ops(title: str) -> list[str]:
 
 
 def title_api(title: str) -> str | None:
-    """A ``torch.x`` / ``F.x`` spelled out in the title that is an op, not a mode wrapper or tooling namespace."""
+    """A ``torch.x`` / ``F.x`` spelled out in the title that is an op, not a mode wrapper or tooling namespace.
+
+    An input builder (``torch.tensor``, ``torch.ones``) is returned only when the title spells out no other op.
+    """
+    builder = None
     for match in _PROSE_API_RE.finditer(title):
         qualified = f"{_PROSE_ALIASES[match.group(1)]}.{match.group(2)}"
         if qualified.startswith(INFRA_PREFIXES) or qualified in _MODE_WRAPPERS:
             continue
         if qualified.rsplit(".", 1)[-1] not in DTYPE_NAMES and _fuzzable(qualified):
-            return qualified
-    return None
+            if qualified not in INFRA_TORCH:
+                return qualified
+            builder = builder or qualified
+    return builder
 
 
 def _fuzzable(api: str) -> bool:

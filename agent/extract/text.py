@@ -51,7 +51,8 @@ _TITLE_SYMPTOM = re.compile(
     r"overflows?|underflows?|ignored|ignores|drops?|loses|lost|frozen|stays fixed|disagree|inaccurate|"
     r"unchanged|scrambled|not match|does not match|doesn't match|inaccurac(?:y|ies)|less accurate|"
     r"(?:accuracy|precision) (?:issues?|problems?|drops?|loss|bugs?)|inconsisten(?:t|cy|cies)|discrepanc(?:y|ies)|"
-    r"corrupt(?:s|ed|ion)?|overwritten|not (?:the )?same|(?:precision|numerical) differences?)\b"
+    r"corrupt(?:s|ed|ion)?|overwritten|not (?:the )?same|(?:precision|numerical) differences?|miscompil\w*|"
+    r"not correct)\b"
 )
 _TITLE_NOT_SILENT = re.compile(
     r"\b(?:raises?|fails?|failed|crash(?:es)?|segfault|slow(?:er)?|leak|recompil\w*|hangs?|build|install|typo|"

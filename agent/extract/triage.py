@@ -11,7 +11,8 @@ printed output, never from an issue's number or wording alone:
 - low_precision: float16/bfloat16 vs float32 (or a low-precision mode pair without a
   higher-precision reference) with every printed difference within two ulps at unit scale.
 - ieee_nan: a domain-restricted op (log, sqrt, acos, ...) fed literal inputs outside its domain.
-- ties: a tie-sensitive op (topk, sort, argmax, ...) on inputs with repeated values.
+- ties: a tie-sensitive op (topk, sort, argmax, ...) on inputs with repeated values, when the repro reads
+  the indices (argmax-like ops always do; ``x.max(1)[0]``, ``.values`` and full reductions read values only).
 - duplicate_indices: an overwriting scatter/index_put with repeated literal indices.
 - out_of_domain: a negative size-like parameter (kernel_size, stride, output_size, dilation).
 """
@@ -152,6 +153,10 @@ def _ieee_nan(t: TriageInput) -> str | None:
 
 def _ties(t: TriageInput) -> str | None:
     if _short(t.api) not in TIE_SENSITIVE:
+        return None
+    # ties change which index is returned, never the value: a repro that reads only values has no tie to blame
+    calls = _calls_of(t.facts, t.api)
+    if not _short(t.api).startswith("arg") and calls and all(c.values_only for c in calls):
         return None
     for row in tensor_literals(t.facts):
         if len(set(row)) < len(row):

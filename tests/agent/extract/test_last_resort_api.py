@@ -1,0 +1,79 @@
+"""Note [The op left when nothing is named] (select.py) and Note [Operators as a last resort] (scan.py).
+
+Reports written for these tests, in the shapes real ones take: a repro that only does arithmetic on tensors, a
+gradient check through ``.sum().backward()``, a title that names the method the repro prints.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from agent.extract.analyzer import analyze_issue
+from agent.extract.scan import scan_tree
+from agent.extract.select import choose_api
+
+SILENT = ["module: correctness (silent)"]
+
+
+def _issue(code: str, prose: str) -> str:
+    return f"### 🐛 Describe the bug\n\n{prose}\n\n```python\n{code}\n```\n"
+
+
+def test_arithmetic_inside_a_scripted_function_is_the_op_under_test() -> None:
+    code = (
+        "import torch\n\n@torch.jit.script\ndef masked(a: torch.Tensor, m: torch.Tensor) -> torch.Tensor:\n"
+        "    return a - m * 1e4\n\nx = torch.ones(3, dtype=torch.float16)\n"
+        "first = masked(x, x)\nsecond = masked(x, x)\nassert torch.equal(first, second)\n"
+    )
+    a = analyze_issue("scripted masking gives a different value on the second call",
+                      _issue(code, "The second call returns a different number than the first."), SILENT)
+    assert a.pattern is not None
+    assert (a.pattern.api, a.pattern.test_mode.name) == ("torch.sub", "jit.script")
+
+
+def test_the_sum_that_feeds_backward_is_the_loss_not_the_op() -> None:
+    code = (
+        "import torch\na = torch.randn(4, 3, 1, requires_grad=True)\nb = torch.randn(4, 3, requires_grad=True)\n"
+        "(a + b).sum().backward()\nprint(b.shape, b.grad.shape)\n"
+    )
+    a = analyze_issue("broadcast add gives a gradient of the wrong shape",
+                      _issue(code, "The gradient of b has the wrong shape."), SILENT)
+    assert a.pattern is not None
+    assert (a.pattern.api, a.pattern.kind.value) == ("torch.add", "Gradient_Mismatch")
+
+
+def test_a_title_op_the_repro_only_prints_is_still_the_api() -> None:
+    code = "import torch\nbig = torch.ones(2**24 + 8, device='cuda')\nprint(big.mean())\n"
+    a = analyze_issue("`.mean()` of a large tensor is wrong on cuda",
+                      _issue(code, "It prints 0.5 where 1 is expected."), SILENT)
+    assert a.pattern is not None
+    assert a.pattern.api == "torch.mean"
+
+
+def test_a_computing_method_in_the_users_module_beats_top_level_plumbing() -> None:
+    code = (
+        "import torch\n\nclass Scale(torch.nn.Module):\n    def forward(self, x):\n"
+        "        y = x / x.mean(-1, keepdim=True)\n        return y.abs()\n\n"
+        "m = torch.jit.script(Scale())\nx = torch.rand(16, 8)\nfor _ in range(3):\n"
+        "    print(m(x).isfinite().all().item(), m(x).sum())\n"
+    )
+    a = analyze_issue("scripted module returns non-finite values after the first call",
+                      _issue(code, "After the first call the output holds inf."), SILENT)
+    assert a.pattern is not None
+    assert a.pattern.api == "torch.mean"
+
+
+def test_a_named_op_wins_over_operators() -> None:
+    facts = scan_tree(ast.parse("import torch\nx = torch.randn(3)\ny = torch.sinh(x) * 2 + x\n"))
+    assert choose_api(facts.calls, "sinh is off", "", facts.operators)[0] == "torch.sinh"
+
+
+def test_arithmetic_on_plain_numbers_is_not_an_operator_under_test() -> None:
+    facts = scan_tree(ast.parse("n = 3\nk = len([1, 2]) * 2 + n\ns = 'a' + 'b'\n"))
+    assert facts.operators == []
+    assert choose_api(facts.calls, "a question", "", facts.operators)[0] is None
+
+
+def test_operators_alone_do_not_make_a_repro() -> None:
+    a = analyze_issue("values differ", _issue("a = b + c\nprint(a - d)", "They differ."), SILENT)
+    assert not a.triage.has_repro

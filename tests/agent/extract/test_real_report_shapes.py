@@ -1,0 +1,73 @@
+"""Shapes of real reports the analyzer used to lose, each written for these tests in our own words.
+
+IPython sessions, output pasted inside the code fence, old snippets with no import and a Python 2 print,
+values read from a tie-sensitive op, titles that say "miscompile" or name the op's input builder first.
+"""
+
+from __future__ import annotations
+
+from agent.extract.analyzer import analyze_issue
+from agent.extract.codeblocks import code_blocks
+
+
+def _fenced(code: str, prose: str = "") -> str:
+    return f"{prose}\n\n```\n{code}\n```\n"
+
+
+def test_an_ipython_session_is_read_as_its_input_lines() -> None:
+    session = ("In [1]: import torch\n\nIn [2]: y = torch.empty(4, 2).t()\n\nIn [3]: torch.ceil(torch.arange(8.),\n"
+               "   ...:            out=y)\nOut[3]:\ntensor([[0.5, 0.25],\n        [0.75, 0.1]])\n")
+    [block] = code_blocks(_fenced(session))
+    assert block.is_python
+    assert "out=y" in block.text and "Out[3]" not in block.text and "0.25" not in block.text
+
+
+def test_output_pasted_inside_the_fence_is_dropped_in_one_piece() -> None:
+    lines = "\n".join("    7     7     7  ...      7     7     7" for _ in range(12))
+    code = f"import torch\nacc = torch.zeros(64, 64)\nacc.mul_(torch.ones(64, 64))\nprint(acc)\n\n{lines}\n[torch.FloatTensor of size 64x64]\n"
+    [block] = code_blocks(_fenced(code))
+    assert block.is_python and "acc.mul_" in block.text and "FloatTensor of size" not in block.text
+
+
+def test_a_snippet_without_imports_and_with_a_python2_print_still_parses() -> None:
+    code = "w = torch.rand(4, 4)[:, ::2]\nm = nn.Linear(2, 4)\nm.weight.data = w\nprint m(torch.ones(1, 2))\n"
+    [block] = code_blocks(_fenced(code))
+    assert block.is_python and block.tree is not None
+
+
+def test_a_code_line_after_bad_output_is_kept() -> None:
+    code = "import torch\nx = torch.ones(3)\n1 1 1\ny = torch.cumsum(x, 0)\n"
+    [block] = code_blocks(_fenced(code))
+    assert "torch.cumsum" in block.text
+
+
+def test_an_op_whose_values_alone_are_read_is_not_a_tie_false_alarm() -> None:
+    code = "import torch\nx = torch.full((4, 4), float('-inf')).cuda()\nprint(x.max(1)[0])\n"
+    a = analyze_issue("max of a row of -inf is finite on cuda", _fenced(code, "The result is not -inf."), [])
+    assert a.triage.false_alarm_class is None and a.triage.is_silent_bug
+
+
+def test_the_indices_of_a_tied_op_are_still_a_tie_false_alarm() -> None:
+    code = "import torch\nx = torch.ones(4, 4).cuda()\nprint(x.max(1)[1], x.cpu().max(1)[1])\n"
+    a = analyze_issue("max indices differ on cuda", _fenced(code, "The indices differ."), [])
+    assert a.triage.false_alarm_class == "ties"
+
+
+def test_miscompile_in_the_title_is_the_symptom() -> None:
+    code = ("import torch\n\ndef f(x):\n    return torch.cumsum(x, 0)[1:]\n\nx = torch.randn(64)\n"
+            "print(torch.compile(f)(x))\nprint(f(x))\n")
+    a = analyze_issue("[inductor] miscompile of cumsum followed by a slice", _fenced(code), ["oncall: pt2"])
+    assert a.triage.is_silent_bug and a.pattern is not None and a.pattern.api == "torch.cumsum"
+
+
+def test_the_op_a_title_names_wins_over_the_input_builder_it_spells_first() -> None:
+    code = "import torch\nprint(torch.tensor(float('inf')).cuda().amin())\n"
+    a = analyze_issue("torch.tensor(float('inf')).cuda().amin() is not inf", _fenced(code, "It prints a finite value."), [])
+    assert a.pattern is not None and a.pattern.api == "torch.amin"
+
+
+def test_a_title_about_the_out_parameter_makes_an_out_variant_pattern() -> None:
+    code = "import torch\nx = torch.rand(8, dtype=torch.float16)\nres = torch.empty((), dtype=torch.float16)\ntorch.amax(x, 0, out=res)\nprint(res)\n"
+    a = analyze_issue("amax with the out parameter leaves the given tensor unchanged",
+                      _fenced(code, "The out tensor still holds garbage."), ["module: correctness (silent)"])
+    assert a.pattern is not None and a.pattern.test_mode.name == "variant:out"
