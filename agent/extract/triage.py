@@ -9,7 +9,8 @@ printed output, never from an issue's number or wording alone:
 - bitwise_comparison: a mode pair compared with ``torch.equal`` or a tolerance ≤ 1e-6 while
   every printed difference is at float32 rounding level (≤ 1e-5).
 - low_precision: float16/bfloat16 vs float32 (or a low-precision mode pair without a
-  higher-precision reference) with every printed difference within two ulps at unit scale.
+  higher-precision reference) with every printed difference within two ulps at unit scale; and
+  gradcheck/gradgradcheck on inputs that are not float64 (finite differences need double precision).
 - ieee_nan: a domain-restricted op (log, sqrt, acos, ...) fed literal inputs outside its domain.
 - ties: a tie-sensitive op (topk, sort, argmax, ...) on inputs with repeated values, when the repro reads
   the indices (argmax-like ops always do; ``x.max(1)[0]``, ``.values`` and full reductions read values only).
@@ -71,11 +72,17 @@ def _flat_numbers(value: object) -> list[float]:
     return []
 
 
+# typed constructors of old reports take a list of values too: torch.LongTensor([0, 0, 1])
+_LITERAL_CONSTRUCTORS = frozenset({"torch.tensor", "torch.as_tensor"}) | {
+    f"torch.{kind}Tensor" for kind in ("", "Float", "Double", "Half", "BFloat16", "Long", "Int", "Short", "Byte", "Char",
+                                       "Bool")}
+
+
 def tensor_literals(facts: CodeFacts) -> list[list[float]]:
-    """Values of ``torch.tensor([...])`` literals, one list per call."""
+    """Values of ``torch.tensor([...])`` (and ``torch.LongTensor([...])``) literals, one list per call."""
     out = []
     for call in facts.calls:
-        if call.api in ("torch.tensor", "torch.as_tensor") and call.args:
+        if call.api in _LITERAL_CONSTRUCTORS and call.args and isinstance(call.args[0], list | tuple):
             numbers = _flat_numbers(call.args[0])
             if numbers:
                 out.append(numbers)
@@ -118,6 +125,15 @@ def _bitwise(t: TriageInput) -> str | None:
     diffs = t.signals.reported_diffs
     if tight and diffs and max(diffs) <= FLOAT32_NOISE:
         return f"bitwise/tight comparison across modes; the printed difference {max(diffs):.3g} is float32 rounding"
+    return None
+
+
+def _single_precision_gradcheck(t: TriageInput) -> str | None:
+    """gradcheck's finite differences need float64: in float32 the step is lost in rounding and the check fails."""
+    checks = [c for c in t.facts.calls if _short(c.api) in ("gradcheck", "gradgradcheck")]
+    if checks and "float64" not in t.facts.dtypes and not any("float64" in str(v) or "double" in str(v)
+                                                             for c in t.facts.calls for v in c.kwargs.values()):
+        return f"{_short(checks[0].api)} runs in single precision; finite differences need float64 inputs"
     return None
 
 
@@ -192,6 +208,7 @@ FALSE_ALARM_RULES = (
     ("random_ops", _random_ops),
     ("bitwise_comparison", _bitwise),
     ("low_precision", _low_precision),
+    ("low_precision", _single_precision_gradcheck),
     ("ieee_nan", _ieee_nan),
     ("ties", _ties),
     ("duplicate_indices", _duplicate_indices),
@@ -241,7 +258,7 @@ def triage(t: TriageInput) -> TriageResult:
     if s.feature_or_docs and not s.silent_label and not confirmed:
         return TriageResult(is_silent_bug=False, has_repro=t.has_repro, confidence=0.85,
                             reason="a feature request, RFC or documentation issue")
-    if s.crash and not s.silent_label and not confirmed:
+    if s.crash and not s.silent_label:  # a confirmed crash is a real bug, and still not a silent one
         return TriageResult(is_silent_bug=False, has_repro=t.has_repro, confidence=0.8,
                             reason="a crash, not a silent wrong result")
     for name, rule in FALSE_ALARM_RULES if not confirmed else ():

@@ -32,7 +32,8 @@ _NEGATED_DISMISSAL = re.compile(r"\bnot (?:the )?expected behaviou?r\b|\bnot wor
 _DISMISSED = re.compile(
     r"\bnot a (?:pytorch )?bug\b|\bexpected behaviou?r\b|\bworking as intended\b|\bworks as (?:intended|expected)\b|"
     r"\bby design\b|\bnot user[- ]facing\b|\bis documented\b|\bdocumented:|\bnot an? (?:real |actual )?(?:issue|problem)\b|"
-    r"\bnot a real bug\b|\b(?:this|that|it|which|differences?|results?) (?:is|are) expected\b"
+    r"\bnot a real bug\b|\b(?:this|that|it|which|differences?|results?) (?:is|are) expected\b|"
+    r"\b(?:are|is) (?:all |both |each )?valid (?:outputs?|results?|answers?)\b|\b(?:outputs?|results?|answers?) (?:you posted |you got |here )?(?:are|is) (?:all |both )?valid\b"
 )
 # A comment that points at the fix of the report: a pull request, a commit, a merged or landed fix.
 _FIX_REFERENCE = re.compile(
@@ -66,7 +67,8 @@ _CLASS_WORDS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("ieee_nan", re.compile(r"\bieee\b|\blog of a negative\b|\bnegative base\b|\bis nan in\b")),
     ("bitwise_comparison", re.compile(r"\bbitwise\b|\b(?:accumulation|different) order\b|\bdifferent kernels\b|"
                                       r"\bdefault tolerances\b")),
-    ("low_precision", re.compile(r"\bulp\b|\bwhat fp16 gives\b|\bhalf precision\b|\bprecision of (?:fp16|bf16)\b")),
+    ("low_precision", re.compile(r"\bulp\b|\bwhat fp16 gives\b|\bhalf precision\b|\bprecision of (?:fp16|bf16)\b|"
+                                 r"\bsingle precision\b")),
     (FLOAT_NOISE, _FLOAT_NOISE_WORDS),
 )
 

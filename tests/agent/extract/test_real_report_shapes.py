@@ -71,3 +71,30 @@ def test_a_title_about_the_out_parameter_makes_an_out_variant_pattern() -> None:
     a = analyze_issue("amax with the out parameter leaves the given tensor unchanged",
                       _fenced(code, "The out tensor still holds garbage."), ["module: correctness (silent)"])
     assert a.pattern is not None and a.pattern.test_mode.name == "variant:out"
+
+
+def test_gradcheck_in_single_precision_is_a_low_precision_false_alarm() -> None:
+    code = ("import torch\nfrom torch.autograd import gradcheck\nx = torch.rand(1, 3, requires_grad=True)\n"
+            "print(gradcheck(torch.nn.Linear(3, 1), (x,), eps=1e-6, atol=1e-4))\n")
+    a = analyze_issue("wrong autograd gradient for a linear layer", _fenced(code, "gradcheck fails."), [])
+    assert a.triage.false_alarm_class == "low_precision" and not a.triage.is_silent_bug
+
+
+def test_gradcheck_in_double_precision_is_not_dismissed() -> None:
+    code = ("import torch\nfrom torch.autograd import gradcheck\nx = torch.rand(1, 3, dtype=torch.float64, requires_grad=True)\n"
+            "print(gradcheck(torch.special.i1e, (x,)))\n")
+    a = analyze_issue("gradcheck fails for i1e", _fenced(code, "The analytical gradient is wrong."), [])
+    assert a.triage.false_alarm_class is None and a.triage.is_silent_bug
+
+
+def test_repeated_values_of_a_typed_constructor_are_ties() -> None:
+    code = "import torch\nx = torch.LongTensor([3, 3, 3, 3])\nprint(x.topk(1), x.cuda().topk(1))\n"
+    a = analyze_issue("topk returns a different index on cuda", _fenced(code, "The index differs."), [])
+    assert a.triage.false_alarm_class == "ties"
+
+
+def test_a_confirmed_crash_is_still_not_a_silent_bug() -> None:
+    code = "import torch\nx = torch.empty(0, 4, dtype=torch.float16)\ntorch.remainder(x, x[:0])\n"
+    a = analyze_issue("`torch.remainder` on empty inputs causes a segmentation fault", _fenced(code),
+                      ["high priority", "module: crash"])
+    assert not a.triage.is_silent_bug and a.triage.reason.startswith("a crash")

@@ -77,3 +77,10 @@ def test_new_patterns_are_linear_on_64_kib(unit: str) -> None:
         return read
 
     assert work_ratio(reader(16 * 1024), reader(64 * 1024)) < LINEAR_RATIO_MAX
+
+
+def test_a_maintainer_calling_every_output_valid_dismisses_the_report() -> None:
+    from agent.extract.verdicts import read_verdict
+
+    verdict = read_verdict(["Both algorithms may pick either index here; the outputs you posted are all valid."])
+    assert verdict.dismissed and not verdict.confirmed
