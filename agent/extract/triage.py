@@ -131,8 +131,9 @@ def _bitwise(t: TriageInput) -> str | None:
 def _single_precision_gradcheck(t: TriageInput) -> str | None:
     """gradcheck's finite differences need float64: in float32 the step is lost in rounding and the check fails."""
     checks = [c for c in t.facts.calls if _short(c.api) in ("gradcheck", "gradgradcheck")]
-    if checks and "float64" not in t.facts.dtypes and not any("float64" in str(v) or "double" in str(v)
-                                                             for c in t.facts.calls for v in c.kwargs.values()):
+    double = ("float64", "complex128")
+    if checks and not any(d in t.facts.dtypes for d in double) and not any(
+            any(name in str(v) for name in (*double, "double")) for c in t.facts.calls for v in c.kwargs.values()):
         return f"{_short(checks[0].api)} runs in single precision; finite differences need float64 inputs"
     return None
 

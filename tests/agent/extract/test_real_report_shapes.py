@@ -98,3 +98,10 @@ def test_a_confirmed_crash_is_still_not_a_silent_bug() -> None:
     a = analyze_issue("`torch.remainder` on empty inputs causes a segmentation fault", _fenced(code),
                       ["high priority", "module: crash"])
     assert not a.triage.is_silent_bug and a.triage.reason.startswith("a crash")
+
+
+def test_gradcheck_on_complex128_inputs_is_double_precision() -> None:
+    code = ("import torch\nx = torch.randn(3, dtype=torch.complex128, requires_grad=True)\n"
+            "print(torch.autograd.gradcheck(torch.sgn, (x,)))\n")
+    a = analyze_issue("gradcheck fails for sgn on complex inputs", _fenced(code, "The gradient is wrong."), [])
+    assert a.triage.false_alarm_class is None
