@@ -254,6 +254,8 @@ class _Scanner(ast.NodeVisitor):
         if isinstance(node.value, ast.Constant) and isinstance(node.value.value, int) or (
                 isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Name) and node.value.func.id == "len"):
             self.int_names.update(names)
+        else:  # a = 7 then a = torch.as_tensor(a): the name holds a tensor from here on
+            self.int_names.difference_update(names)
         if self._uses_numpy(node.value):
             self.numpy_names.update(names)
         if isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Attribute) and (
@@ -545,7 +547,8 @@ _COMMENTED_NAMES = {"jit.script": "jit.script", "jit.trace": "jit.trace", "compi
 # A repro that prints the difference of two results, or two results side by side, shows its evidence even
 # when its prose says nothing ("I get the outputs below"). Only what is printed counts: a difference
 # computed and never shown is arithmetic, not a comparison. A difference is a subtraction of two
-# non-literal operands, ``.sub``/``torch.sub`` of them, or a distance call (``torch.dist``).
+# non-literal operands, ``.sub``/``torch.sub`` of them, a distance call (``torch.dist``), or an element-wise
+# equality of two results (``print(a == b)``).
 _DIFFERENCE_CALLS = frozenset({"sub", "subtract", "dist"})
 
 
@@ -564,6 +567,9 @@ _ARITHMETIC: dict[type, str] = {
 def _is_difference(scanner: _Scanner, node: ast.AST) -> bool:
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Sub):
         return not isinstance(node.left, ast.Constant) and not isinstance(node.right, ast.Constant)
+    if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], ast.Eq | ast.NotEq):
+        # print(a == b): the two results compared, element by element
+        return not isinstance(node.left, ast.Constant) and not isinstance(node.comparators[0], ast.Constant)
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _DIFFERENCE_CALLS:
         qualified = scanner.qualify(node.func) or ""
         return (len(node.args) >= 2 if qualified.startswith("torch") else len(node.args) >= 1)

@@ -119,7 +119,9 @@ def choose_api(calls: list[CallSite], title: str, prose: str, operators: list[Ca
     ranked = sorted(scores.items(), key=lambda item: -item[1])  # stable: first use wins ties
     if ranked and ranked[0][1] > 0:
         return ranked[0][0], ranked
-    fallback = prose_api(title) or prose_api(prose) or last_resort(calls, operators or [])
+    # an op called only inside print() (a negative score) is still an op the code ran
+    fallback = prose_api(title) or prose_api(prose) or (ranked[0][0] if ranked else None) or last_resort(
+        calls, operators or [])
     return fallback, ranked
 
 

@@ -47,7 +47,7 @@ _FENCED = re.compile(r"```.*?```", re.S)
 # A title that names the symptom ("returns NaN", "silently", "wrong", "frozen") is the strongest
 # sign of a silent-bug report; one that names an exception, a slowdown or a wish is the opposite.
 _TITLE_SYMPTOM = re.compile(
-    r"\b(?:nans?|inf|wrong|incorrect|differ|differs|different|mismatch(?:es)?|silently|garbage|zeros|"
+    r"\b(?:nans?|inf|wrong(?:ly)?|incorrect(?:ly)?|differ|differs|different|mismatch(?:es)?|silently|garbage|zeros|"
     r"overflows?|underflows?|ignored|ignores|drops?|loses|lost|frozen|stays fixed|disagree|inaccurate|"
     r"unchanged|scrambled|not match|does not match|doesn't match|inaccurac(?:y|ies)|less accurate|"
     r"(?:accuracy|precision) (?:issues?|problems?|drops?|loss|bugs?)|inconsisten(?:t|cy|cies)|discrepanc(?:y|ies)|"
@@ -110,6 +110,14 @@ def _reported_diffs(output: str) -> list[float]:
     return found
 
 
+_CODE_COMMENT = re.compile(r"#([^\n]*)")
+
+
+def _code_comments(blocks: list[CodeBlock]) -> str:
+    """What the reporter wrote beside the code (``# incorrect``, ``# should be 6``): prose inside the repro."""
+    return "\n".join(m.group(1) for b in blocks if b.is_python for m in _CODE_COMMENT.finditer(b.text)).lower()
+
+
 def _labels_match(labels: list[str], needles: tuple[str, ...]) -> bool:
     return any(needle in label for label in labels for needle in needles)
 
@@ -135,7 +143,7 @@ def read_signals(title: str, body: str, labels: list[str], comments: list[str], 
         question=bool(_QUESTION_WORDS.search(everything)),
         fix_pr=bool(_FIX_PR.search(body_low)) or _labels_match(low_labels, ("merged", "open source")),
         closed_as_not_a_bug=bool(_CONCEDED.search(prose)) or any(_NOT_A_BUG.search(c.lower()) for c in comments),
-        mismatch_words=len(_MISMATCH_WORDS.findall(title_low + "\n" + prose)),
+        mismatch_words=len(_MISMATCH_WORDS.findall(title_low + "\n" + prose + "\n" + _code_comments(blocks))),
         mentions_reference=bool(_REFERENCE_WORDS.search(everything)),
         reported_diffs=diffs,
         title_symptom=bool(_TITLE_SYMPTOM.search(title_low)),

@@ -105,3 +105,34 @@ def test_gradcheck_on_complex128_inputs_is_double_precision() -> None:
             "print(torch.autograd.gradcheck(torch.sgn, (x,)))\n")
     a = analyze_issue("gradcheck fails for sgn on complex inputs", _fenced(code, "The gradient is wrong."), [])
     assert a.triage.false_alarm_class is None
+
+
+def test_printing_an_equality_of_two_results_shows_the_comparison() -> None:
+    code = ("import torch\n\n@torch.jit.script\ndef f(a, b):\n    one = 2 * (a | b)\n    other = 2 * a + 2 * b\n"
+            "    print(one == other)\n\nf(torch.zeros(4, dtype=torch.bool), torch.ones(4, dtype=torch.bool))\n")
+    a = analyze_issue("scripted boolean arithmetic", _fenced(code), [])
+    assert a.triage.is_silent_bug and a.pattern is not None and a.pattern.test_mode.name == "jit.script"
+
+
+def test_words_in_the_repros_comments_count_as_the_reporters_words() -> None:
+    code = ("import torch\nx = torch.tensor([[3, 1], [3, 1]])\n"
+            "torch.bincount(x[:, 1])  # wrong, should be [0, 2]\ntorch.bincount(x[:, 1].contiguous())\n")
+    title = "bincount on a non-contiguous column view"
+    assert not analyze_issue(title, _fenced(code.replace("# wrong, should be [0, 2]", ""), "## To Reproduce"),
+                             []).triage.is_silent_bug  # the same report without its comment shows nothing
+    a = analyze_issue(title, _fenced(code, "## To Reproduce"), [])
+    assert a.triage.is_silent_bug and a.pattern is not None and a.pattern.api == "torch.bincount"
+
+
+def test_an_op_called_only_inside_print_is_still_the_api() -> None:
+    code = "import torch\nx = torch.arange(4.0).reshape(2, 2)\ny = torch.empty(2, 2).t()\nprint(torch.expm1(x, out=y))\n"
+    a = analyze_issue("unary ops write the wrong elements when out is transposed", _fenced(code, "The values are swapped."),
+                      ["module: correctness (silent)"])
+    assert a.pattern is not None and a.pattern.api == "torch.expm1"
+
+
+def test_a_name_rebound_from_an_int_to_a_tensor_takes_part_in_arithmetic() -> None:
+    code = "import torch\nn = 40000019\nk = 17\nn = torch.as_tensor(n, device='mps')\nprint((n % k).item())\n"
+    a = analyze_issue("modulo of a large int tensor is wrong on mps", _fenced(code, "It prints 4, not 2."),
+                      ["module: correctness (silent)"])
+    assert a.pattern is not None and a.pattern.api == "torch.remainder"
