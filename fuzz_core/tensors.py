@@ -81,8 +81,12 @@ def replace_leaf(obj: Any, index: int, new: torch.Tensor) -> Any:
     return map_tensors(obj, swap)
 
 
+def _detached_clone(t: torch.Tensor) -> torch.Tensor:
+    return t.detach().clone() if t.requires_grad else t.clone()  # no graph to cut: the same copy, one call
+
+
 def clone_tree(obj: Any) -> Any:
-    return map_tensors(obj, lambda t: t.detach().clone())
+    return map_tensors(obj, _detached_clone)
 
 
 def cast_floating(obj: Any, dtype: torch.dtype) -> Any:
@@ -195,3 +199,20 @@ def output_leaves(out: Any) -> list[tuple[str, Any]]:
 
 def numel_total(obj: Any) -> int:
     return sum(t.numel() for t in tensor_leaves(obj))
+
+
+def structure_dims_sig(obj: Any) -> Any:
+    """structure_key(obj, with_shapes=False) as a hashable tuple, as structure_sig is structure_key(obj,
+    with_shapes=True): tensor leaves as (dtype, number of dimensions). The compiled modes' cache key, per call."""
+    kind = type(obj)
+    if kind is tuple or kind is list:
+        return (kind, *[(v.dtype, v.dim()) if type(v) is _Tensor else structure_dims_sig(v) for v in obj])
+    if kind is dict:
+        return (dict, *[(repr(k), structure_dims_sig(v)) for k, v in obj.items()])
+    if isinstance(obj, torch.Tensor):
+        return (obj.dtype, obj.dim())
+    if isinstance(obj, (tuple, list)):
+        return (type(obj), *[structure_dims_sig(v) for v in obj])
+    if isinstance(obj, dict):
+        return (dict, *[(repr(k), structure_dims_sig(v)) for k, v in obj.items()])
+    return repr(obj)

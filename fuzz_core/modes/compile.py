@@ -22,10 +22,11 @@ import torch
 from fuzz_core.inputs import Sample
 from fuzz_core.modes.base import Mode, NotApplicable, bound_callable
 from fuzz_core.target import Target
-from fuzz_core.tensors import split_tensors, structure_key, tensor_leaves
+from fuzz_core.tensors import split_tensors, structure_dims_sig, tensor_leaves
 
 COMPILE_OPTIONS = ("dynamic", "mode", "fullgraph")
 _COMPILED: dict[tuple[Any, ...], Any] = {}
+_KNOWN_BACKENDS: set[str] = set()  # backend names list_backends has named (CompileMode.check)
 _configured = False
 
 
@@ -126,6 +127,35 @@ def _counters() -> dict[str, Any]:
             "extern_kernels": counters["inductor"]["extern_calls"], "breaks": dict(counters["graph_break"])}
 
 
+def _frames_total() -> int:
+    """dynamo's count of frames it was asked to convert: it moves on every cache miss, before any tracing."""
+    counters = _DYNAMO_COUNTERS[0]
+    if counters is None:
+        from torch._dynamo.utils import counters
+
+        _DYNAMO_COUNTERS[0] = counters  # one object for the process (torch._dynamo.reset clears, never rebinds it)
+    return counters["frames"]["total"]
+
+
+_DYNAMO_COUNTERS: list[Any] = [None]
+
+
+# Note [Counters per call]
+# dynamo's counters (frames, graphs, ops captured, graph breaks, inductor's extern kernels) only move while dynamo
+# converts a frame, and every conversion first adds one to counters["frames"]["total"] (convert_frame.ConvertFrame
+# .__call__); a call served from dynamo's cache converts nothing. So a call books its counter deltas only when that
+# count moved during it, against the counters as they were last read at the same count (`_SNAPSHOT`, read afresh
+# when anything else in the process converted a frame in between): the common call reads one counter twice instead
+# of copying all of them twice (Note [The hot loop] in fuzz_core/campaign.py).
+_SNAPSHOT: list[Any] = [-1, None]  # [frames total when read, _counters() then]
+
+
+def _counters_at(frames: int) -> dict[str, Any]:
+    if _SNAPSHOT[0] != frames or _SNAPSHOT[1] is None:
+        _SNAPSHOT[0], _SNAPSHOT[1] = frames, _counters()
+    return _SNAPSHOT[1]
+
+
 def _reason_line(reason: str) -> str:
     return (str(reason).strip().splitlines() or ["?"])[0][:160]
 
@@ -145,7 +175,8 @@ class CompileRecord:
     graph_breaks: int = 0
     extern_kernels: int = 0  # inductor: ops run as extern / fallback ATen kernels inside compiled code
     break_reasons: Counter = field(default_factory=Counter)
-    ops: Counter = field(default_factory=Counter)  # ops of the compiled graphs that ran, per graph run
+    # how often each compiled graph (its op names) ran: one dict update per call, the op counts only when asked
+    op_runs: dict[tuple[str, ...], int] = field(default_factory=dict)
     not_compiled_reasons: Counter = field(default_factory=Counter)
 
     def add(self, before: dict[str, Any], after: dict[str, Any]) -> list[str]:
@@ -160,6 +191,15 @@ class CompileRecord:
                 self.break_reasons[_reason_line(reason)] += delta
                 added.extend([_reason_line(reason)] * delta)
         return added
+
+    @property
+    def ops(self) -> Counter:
+        """Ops of the compiled graphs that ran, per graph run."""
+        ops: Counter = Counter()
+        for names, runs in self.op_runs.items():
+            for name in names:
+                ops[name] += runs
+        return ops
 
     def to_dict(self) -> dict[str, Any]:
         return {"backend": self.backend, "calls": self.calls, "compiled_calls": self.compiled_calls,
@@ -208,11 +248,15 @@ class CompileMode(Mode):
         return self.name.split(":", 1)[1]
 
     def check(self, target: Target, sample: Sample) -> None:
+        backend = self.backend
+        if backend in _KNOWN_BACKENDS:  # a registered backend stays registered: looked up once (per input it cost
+            return                      # more than the compiled call)
         from torch._dynamo.backends.registry import list_backends
 
         known = set(list_backends(exclude_tags=())) | {"eager", "aot_eager", "inductor"}
-        if self.backend not in known:
-            raise NotApplicable(f"no compile backend named {self.backend!r}")
+        if backend not in known:
+            raise NotApplicable(f"no compile backend named {backend!r}")
+        _KNOWN_BACKENDS.add(backend)
 
     def run(self, target: Target, sample: Sample) -> Any:
         configure_dynamo()
@@ -220,8 +264,7 @@ class CompileMode(Mode):
         tree = sample.tree()
         # A tuple key (Note [The hot loop] in fuzz_core/campaign.py): mode, options, target, and the structure
         # without shapes (shapes recompile inside one compiled callable).
-        key = (self.name, repr(sorted(self.options.items())), target.api, id(fn),
-               structure_key(tree, with_shapes=False))
+        key = (self.name, repr(sorted(self.options.items())), target.api, id(fn), structure_dims_sig(tree))
         entry = _COMPILED.get(key)
         if entry is not None:
             tensors = tensor_leaves(tree)  # the order split_tensors gives
@@ -232,27 +275,31 @@ class CompileMode(Mode):
             entry = _COMPILED[key] = _Compiled(torch.compile(_fresh_wrapper(fn, rebuild), backend=recorder, **kwargs),
                                                recorder)
         record = self.record
-        before = _counters()
-        entry.recorder.graph_runs.clear()
+        frames = _frames_total()
+        runs = entry.recorder.graph_runs
+        runs.clear()
+        added: list[str] = []
+        before = _counters_at(frames)  # the counters as last read, read again only if a frame was converted since
         try:
             out = entry.fn(*tensors)
         finally:
-            after = _counters()
-            if after["frames_total"] != before["frames_total"]:
+            after_frames = _frames_total()
+            if after_frames != frames:  # dynamo converted a frame: book its counters (Note [Counters per call])
                 self.compiles += 1
-            added = record.add(before, after)
-            entry.break_reasons.update(added)
+                after = _counters_at(after_frames)
+                added = record.add(before, after)
+                entry.break_reasons.update(added)
             record.calls += 1
-        ran = list(entry.recorder.graph_runs)
-        entry.recorder.graph_runs.clear()
-        if not ran:  # Note [Proof of compilation]
+        if not runs:  # Note [Proof of compilation]
             reason = _not_compiled_reason(entry, added)
             record.not_compiled_calls += 1
             record.not_compiled_reasons[reason] += 1
             raise NotApplicable(reason)
         record.compiled_calls += 1
-        for ops in ran:
-            record.ops.update(ops)
+        op_runs = record.op_runs
+        for ops in runs:
+            op_runs[ops] = op_runs.get(ops, 0) + 1
+        runs.clear()
         return out
 
     def config(self) -> dict[str, Any]:

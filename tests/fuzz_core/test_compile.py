@@ -118,3 +118,31 @@ def test_a_target_dynamo_skips_is_not_compiled_never_passed(mode: str, tmp_path)
     assert compiled["calls"] >= 1 and compiled["compiled_calls"] == 0 and compiled["graph_ops"] == 0
     assert compiled["not_compiled_calls"] == compiled["calls"] and compiled["graph_breaks"] >= 1
     assert result.evidence["compared"] == 0
+
+
+@pytest.mark.compile
+def test_each_compiled_mode_books_its_own_conversions_only() -> None:
+    """Note [Counters per call]: a call books dynamo's counters only when it converted a frame, against the counters
+    as they were before it, so conversions by another compiled callable in between are not booked to this one."""
+    import torch
+    from torch._dynamo.utils import counters
+
+    from fuzz_core.inputs import Sample
+    from fuzz_core.modes import get_mode
+    from fuzz_core.target import build_target
+
+    first, second = get_mode("compile:eager"), get_mode("compile:eager")
+    sin, cos = build_target("torch.sin"), build_target("torch.cos")
+    start = counters["frames"]["total"], counters["stats"]["unique_graphs"]
+    for n in (3, 3, 4, 3, 5, 5):
+        first.run(sin, Sample(args=(torch.ones(n),)))
+        second.run(cos, Sample(args=(torch.ones(n, 2),)))
+        torch.compile(torch.tan, backend="eager")(torch.ones(n + 7))  # conversions neither mode made
+    frames = counters["frames"]["total"] - start[0]
+    for mode in (first, second):
+        record = mode.record.to_dict()
+        assert record["calls"] == record["compiled_calls"] == 6
+        assert record["frames_total"] == mode.compiles >= 1 and 1 <= record["graphs"] <= record["frames_total"]
+        assert record["ops"] == {("torch.sin" if mode is first else "torch.cos"): 6}
+    assert first.record.frames_total + second.record.frames_total < frames  # tan's own were not booked
+    assert counters["stats"]["unique_graphs"] - start[1] >= first.record.graphs + second.record.graphs
