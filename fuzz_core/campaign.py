@@ -270,6 +270,9 @@ class Campaign:
         self._test_compiles = False
         self._sign_ambiguous = True  # target.sign_ambiguous, looked up once the target is built (prepare)
         self._plain = False  # neither mode compiles (prepare): Campaign._evaluate_plain may run the input
+        # _compiled_entries' list: [the corpus, how many of its entries were looked at, len(compiled_shapes) then,
+        # the entries whose shapes are compiled]
+        self._compiled_view: list[Any] | None = None
 
     # -- setup ---------------------------------------------------------------------------------
     def prepare(self) -> None:
@@ -413,11 +416,12 @@ class Campaign:
             run.output = map_tensors(run.output, lambda t: t.abs() if t.is_floating_point() or t.is_complex() else t)
         return run
 
-    def compare(self, ref_out: Any, test_out: Any, sample: Sample) -> Comparison:
+    def compare(self, ref_out: Any, test_out: Any, sample: Sample, *, shortcut: bool = True) -> Comparison:
         """The oracle's comparison; outputs identical leaf for leaf (NaN where NaN) pass without it, as they
-        would through it (Note [The hot loop])."""
+        would through it (Note [The hot loop]). `shortcut=False` where that was asked already, or where
+        compare_outputs' own fast paths (torch.equal, the quick pass) are the cheaper way to the same answer."""
         assert self.target is not None and self.test is not None
-        if identical_outputs(ref_out, test_out):
+        if shortcut and identical_outputs(ref_out, test_out):
             return Comparison()
         return compare_outputs(
             ref_out, test_out, low_dtype=self.test.compute_dtype, compares_dtype=self.test.compares_dtype,
@@ -482,9 +486,10 @@ class Campaign:
         return self._compared(entry, ref, test)
 
     def _compared(self, entry: CorpusEntry, ref: Execution, test: Execution) -> Finding | str:
-        """The oracle's comparison of both outputs and, where they differ, the confirmation."""
+        """The oracle's comparison of both outputs and, where they differ, the confirmation. Identical outputs
+        were let through before (`_judge`) or pass through compare_outputs' fast paths, closeness 0, no notes."""
         oracle = self.spec.oracle
-        comparison = self.compare(ref.output, test.output, entry.sample)
+        comparison = self.compare(ref.output, test.output, entry.sample, shortcut=False)
         self.tally.notes.update(comparison.notes)
         if comparison.ok:
             self.tally.closeness = max(self.tally.closeness, min(comparison.closeness, 1.0))
@@ -585,8 +590,7 @@ class Campaign:
             return corpus[index]
         view: Sequence[CorpusEntry] = corpus
         if reuse:
-            compiled = [entry for entry in corpus if _shape_sig(entry) in self.compiled_shapes]
-            view = compiled or corpus
+            view = self._compiled_entries(corpus) or corpus
         weights = self._value_weights if reuse and self._value_mutators else self._mutator_weights
         for _attempt in range(64):  # some mutators do not apply to some inputs; only give up on none
             parent = view[self.selector.select(view, gen)]
@@ -607,6 +611,19 @@ class Campaign:
         if pending_seeds:
             return corpus[pending_seeds.pop(0)]
         return None
+
+    def _compiled_entries(self, corpus: list[CorpusEntry]) -> list[CorpusEntry]:
+        """`[entry for entry in corpus if _shape_sig(entry) in self.compiled_shapes]`, kept up to date instead of
+        rebuilt per input (Note [The hot loop]): the corpus only grows at its end and compiled_shapes only grows, so
+        the list is extended by the entries added since, and rebuilt when a shape was compiled since."""
+        known = self._compiled_view
+        if known is None or known[0] is not corpus or known[2] != len(self.compiled_shapes):
+            known = self._compiled_view = [corpus, 0, len(self.compiled_shapes), []]
+        if known[1] < len(corpus):
+            shapes = self.compiled_shapes
+            known[3].extend([entry for entry in corpus[known[1]:] if _shape_sig(entry) in shapes])
+            known[1] = len(corpus)
+        return known[3]
 
     def _draw_mutator(self, weights: torch.Tensor, gen: torch.Generator) -> int:
         """`int(torch.multinomial(weights, 1, generator=gen))`, the same draw: for one sample torch takes

@@ -36,7 +36,8 @@ def _edit_one(sample: Sample, gen: torch.Generator, edit, label: str) -> Sample 
     return sample.with_tree(replace_leaf(tree, chosen, edit(leaves[chosen], gen)), origin=f"{sample.origin}>{label}")
 
 
-_DRAWS = torch.empty(8, dtype=torch.int64)  # _draws' buffer, reused
+# _draws' buffers, one per length (a slice of one buffer would cost a view per call), reused
+_DRAWS = tuple(torch.empty(n, dtype=torch.int64) for n in range(9))
 
 
 def _draws(moduli: list[int], gen: torch.Generator) -> list[int]:
@@ -44,8 +45,8 @@ def _draws(moduli: list[int], gen: torch.Generator) -> list[int]:
     multiple of every modulus takes each 32-bit draw's remainder by L, whose remainder by the modulus is the draw's
     own (below ONE_DRAW_RANGE; tests/fuzz_core/test_hot_loop_draws.py)."""
     bound = math.lcm(*moduli)
-    if bound < ONE_DRAW_RANGE and len(moduli) <= _DRAWS.numel():
-        return [r % m for r, m in zip(_DRAWS[:len(moduli)].random_(0, bound, generator=gen).tolist(), moduli)]
+    if bound < ONE_DRAW_RANGE and len(moduli) < len(_DRAWS):
+        return [r % m for r, m in zip(_DRAWS[len(moduli)].random_(0, bound, generator=gen).tolist(), moduli)]
     return [randbelow(m, gen) for m in moduli]
 
 
@@ -98,13 +99,24 @@ def _plain_candidates(sample: Sample) -> tuple[list[int], int] | None:
     return candidates, n
 
 
+_NUMPY_FILLS = (torch.float32, torch.float64)  # dtypes _filled writes through numpy: one rounding of a double, as torch
+
+
 def _filled(sample: Sample, index: int, positions: list[int], value: float, label: str) -> Sample:
     """The sample with argument `index` replaced by a contiguous copy holding `value` at the flat `positions`
     (what index_fill_ wrote there: the value rounded to the tensor's dtype)."""
     out = sample.args[index].contiguous().clone()
-    flat = out.view(-1)
-    for position in positions:
-        flat[position] = value
+    if out.dtype in _NUMPY_FILLS and not out.requires_grad:
+        # Through a numpy view of the copy: one conversion of `value` per element, the one torch's indexed
+        # assignment makes (a double rounded once to float32, or kept as a double), without a torch call per
+        # position or a torch view (Note [Mutation cost]).
+        cells = out.numpy().reshape(-1)  # the copy is contiguous: a view of its memory
+        for position in positions:
+            cells[position] = value
+    else:
+        flat = out.view(-1)
+        for position in positions:
+            flat[position] = value
     args = list(sample.args)
     args[index] = out
     return Sample(tuple(args), {}, sample.ctor, f"{sample.origin}>{label}")

@@ -6,6 +6,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy
 import torch
 
 from fuzz_core.oracles.closeness import close_enough, rounding_slack
@@ -65,6 +66,42 @@ def has_ties(inputs: list[torch.Tensor]) -> bool:
     return False
 
 
+def _quick_pass(ref: torch.Tensor, test: torch.Tensor, rtol: float, atol: float,
+                closeness: list[float] | None) -> bool:
+    """Whether every element is within tolerance, in a third of the full path's torch calls (Note [The hot loop] in
+    fuzz_core/campaign.py): the largest |test - ref| / (atol + rtol |ref|), in float64 as the full path computes
+    it, below 1 means every |test - ref| is below its allowance (a rounded quotient below 1 is a quotient below 1),
+    so close_enough holds everywhere; and it is finite only when every element of both is finite (a NaN or an
+    infinity makes it NaN or infinite). That maximum is then the closeness the full path would find (elements equal
+    in both add quotients of 0). With a NaN or an infinity (numpy path), those elements must be the same in both
+    (NaN with NaN) and the rest below 1, as above. Anything else (a quotient of 1 or more, a finite difference
+    that overflows, NaN against a number) takes the full path."""
+    try:  # numpy's float64 arithmetic is IEEE's, as torch's: the same quotients, at a fraction of the call cost
+        if ref.dtype == torch.bfloat16:  # no numpy bfloat16: widened exactly to float32 first
+            ref, test = ref.float(), test.float()
+        r, t = ref.detach().numpy().astype(numpy.float64), test.detach().numpy().astype(numpy.float64)
+    except (RuntimeError, TypeError):  # a tensor numpy cannot view: the same arithmetic in torch
+        r, t = ref.detach().to(torch.float64), test.detach().to(torch.float64)
+        worst = float(((t - r).abs() / (atol + rtol * r.abs())).max())
+    else:
+        with numpy.errstate(all="ignore"):  # 0/0 and x/0 give NaN and inf, as torch's division does
+            quotient = numpy.abs(t - r) / (atol + rtol * numpy.abs(r))
+            worst = float(quotient.max())
+            if math.isnan(worst) or math.isinf(worst):
+                # A NaN or an infinity somewhere: those elements agree only where both hold the same (isclose with
+                # equal_nan), and the closeness is the full path's, over the finite ones.
+                special = ~(numpy.isfinite(r) & numpy.isfinite(t))
+                if not numpy.array_equal(r[special], t[special], equal_nan=True):
+                    return False
+                finite = quotient[~special]
+                worst = float(finite.max()) if finite.size else 0.0
+    if not worst < 1.0:
+        return False
+    if closeness is not None:
+        closeness[0] = max(closeness[0], worst)
+    return True
+
+
 def compare_tensors(ref: torch.Tensor, test: torch.Tensor, path: str, *, low_dtype: torch.dtype | None,
                     compares_dtype: bool, ulps: int = LOW_PRECISION_ULPS,
                     closeness: list[float] | None = None) -> Mismatch | None:
@@ -88,6 +125,9 @@ def compare_tensors(ref: torch.Tensor, test: torch.Tensor, path: str, *, low_dty
     if test.dtype != ref.dtype:
         test = test.to(ref.dtype) if not (ref.dtype == torch.bool) else test.bool()
     if ref.numel() == 0:
+        return None
+    if low_dtype is None and ref.dtype == test.dtype and ref.is_floating_point() and _quick_pass(
+            ref, test, rtol, atol, closeness):
         return None
     if ref.is_floating_point() or ref.is_complex():
         r, t = ref.detach().to(torch.complex128 if ref.is_complex() else torch.float64), test.detach().to(

@@ -201,3 +201,77 @@ def test_value_mutators_draw_at_once_what_they_drew_one_by_one() -> None:
                     slow = mutator.mutate(Sample(args, {"k": 1}), torch.Generator().manual_seed(seed))
                     assert fast is not None and slow is not None and fast.origin == slow.origin
                     assert all(_same(a, b) for a, b in zip(fast.args, slow.args))
+
+
+def test_quick_pass_gives_the_full_comparisons_verdict_and_closeness() -> None:
+    """compare_tensors' quick pass (oracles/compare._quick_pass) answers only where the full path passes, with the
+    closeness the full path finds; everything else goes to the full path."""
+    from fuzz_core.oracles import compare as C
+
+    g = torch.Generator().manual_seed(0)
+    cases = []
+    for dtype in (torch.float32, torch.float64, torch.float16, torch.bfloat16):
+        base = torch.randn(6, 5, generator=g).to(dtype)
+        rtol, atol = C.tolerance_for(dtype)
+        for scale in (0.0, 0.1, 0.5, 0.99, 1.0, 1.01, 3.0):
+            noise = (torch.rand(6, 5, generator=g).double() * 2 - 1) * scale
+            near = (base.double() + noise * (atol + rtol * base.double().abs())).to(dtype)
+            cases.append((base, near))
+            for value in (float("nan"), float("inf"), float("-inf")):  # the same special value in both, or not
+                a, b = base.clone(), near.clone()
+                a[1, 2] = b[1, 2] = value
+                cases += [(a, b), (a, near), (near, a)]
+                b[4, 4] = value
+                cases.append((a, b))
+        big = torch.tensor([1.7e308, 0.0], dtype=torch.float64)
+        cases.append((big, -big))  # finite elements whose difference overflows
+        special = base.clone()
+        special[0, 0], special[1, 1], special[2, 2] = float("nan"), float("inf"), -0.0
+        cases += [(special, special.clone()), (special, base), (base, special), (torch.zeros(3, dtype=dtype),
+                  torch.full((3,), atol, dtype=dtype)), (base, base.t().contiguous().t())]
+    quick = C._quick_pass
+    for ref, test in cases:
+        results = []
+        for fast in (True, False):
+            C._quick_pass = quick if fast else (lambda *a: False)
+            try:
+                closeness = [0.25]
+                mismatch = C.compare_tensors(ref, test, "out", low_dtype=None, compares_dtype=True, closeness=closeness)
+            finally:
+                C._quick_pass = quick
+            results.append((None if mismatch is None else mismatch.detail, closeness[0]))
+        assert results[0] == results[1], (ref, test)
+    answered = [quick(a, b, *C.tolerance_for(a.dtype), None) for a, b in cases if not torch.equal(a, b)]
+    assert any(answered) and not all(answered)  # both paths were taken
+
+
+def test_structure_dims_sig_tells_apart_exactly_what_structure_key_without_shapes_does() -> None:
+    from fuzz_core.tensors import structure_dims_sig
+
+    x, y = torch.zeros(2, 3), torch.zeros(3, 2)
+    trees = [((x,), {}), ((y,), {}), ((torch.zeros(4),), {}), ((x.double(),), {}), ((x, 1), {}), ((x, 1.0), {}),
+             ((x, True), {}), (([x],), {}), (((x,),), {}), ((x,), {"dim": 1}), ((x,), {"dim": 2}), ((x, None), {}),
+             ((x, torch.float16), {}), ((torch.nn.Parameter(x),), {}), ((x, [1, 2]), {}), ((x, (1, 2)), {})]
+    for a in trees:
+        for b in trees:
+            same_key = structure_key(a, with_shapes=False) == structure_key(b, with_shapes=False)
+            assert (structure_dims_sig(a) == structure_dims_sig(b)) == same_key, (a, b)
+
+
+def test_compiled_entries_is_the_filtered_corpus_as_it_grows() -> None:
+    from fuzz_core.campaign import _shape_sig
+    from fuzz_core.mutators.base import CorpusEntry
+
+    spec = HarnessSpec(api="torch.sigmoid", input_source="described",
+                       inputs={"args": [{"kind": "tensor", "tensor": {"shape": [2]}}]}, seed=1)
+    campaign = Campaign(spec)
+    corpus = [CorpusEntry(Sample((torch.zeros(n % 3 + 1),)), (0, ())) for n in range(5)]
+    for step in range(12):
+        if step % 3 == 0:
+            campaign.compiled_shapes.add(_shape_sig(corpus[step % len(corpus)]))
+        if step % 2:
+            corpus.append(CorpusEntry(Sample((torch.zeros(step % 4 + 1),)), (0, ())))
+        expected = [e for e in corpus if _shape_sig(e) in campaign.compiled_shapes]
+        assert campaign._compiled_entries(corpus) == expected
+    other = corpus[:2]
+    assert campaign._compiled_entries(other) == [e for e in other if _shape_sig(e) in campaign.compiled_shapes]
