@@ -373,9 +373,44 @@ def check_extreme_magnitude(h: Campaign, case: ValueCase) -> Outcome:
     only_test = test_only_infinity(case.ref_leaf, case.test_leaf, case.fp64_leaf)
     if bool(only_test.any()):
         case.details["test_only_infinities"] = int(only_test.sum())
+        top = order_dependent_overflow(h, case.sample, case.mismatch.path, only_test, case.test_leaf.dtype)
+        if top is not None:
+            case.details["intermediate_bound"] = top
+            return case.finding(V.SUSPICIOUS, partial_sums_words(top, case.test_leaf.dtype))
         return None
     return case.finding(V.SUSPICIOUS, "mismatch on inputs of extreme magnitude (beyond sqrt of the dtype's max): "
                                       "reassociated huge intermediates overflow or round away")
+
+
+def order_dependent_overflow(h: Campaign, sample: Sample, path: str, where: torch.Tensor, dtype: torch.dtype
+                             ) -> float | None:
+    """Note [Partial sums at the range edge]
+
+    The float64 answer fits, the reference mode is finite and the test mode overflows: on inputs beyond
+    sqrt(max) that is often only the order of summation. The op applied to |inputs| in float64
+    (``intermediate_bound``: for a matmul, the sum of |a_ik * b_kj|) bounds the partial results; when that bound
+    reaches the edge of the output dtype's range at the positions that overflow, some order of the same terms
+    overflows and another does not, and maintainers close such reports as expected. The largest such bound, or
+    None. Reductions that must accumulate safely (var, norm, softmax ...: FLOAT_ACCUMULATING_REDUCTIONS) are never
+    excused: a stable algorithm for them exists and eager uses it.
+    """
+    assert h.target is not None
+    if not dtype.is_floating_point or h.target.short_name.rstrip("_") in FLOAT_ACCUMULATING_REDUCTIONS:
+        return None
+    from fuzz_core.modes.base import bound_callable
+
+    fn = bound_callable(h.target, sample, dtype=torch.float64 if h.target.is_module_class else None)
+    bound = intermediate_bound(fn, sample.tree(), lambda out: dict(output_leaves(out)).get(path))
+    if not edge_overflow(bound, where, dtype):
+        return None
+    assert bound is not None
+    return float(bound[where][torch.isfinite(bound[where])].max())
+
+
+def partial_sums_words(top: float, dtype: torch.dtype) -> str:
+    return (f"the test mode alone overflows where the float64 answer fits, but the partial results reach {top:.3g}, "
+            f"at the edge of {str(dtype).removeprefix('torch.')}'s range ({torch.finfo(dtype).max:.4g}): whether they "
+            "overflow depends on the order of summation (Note [Partial sums at the range edge])")
 
 
 def check_amplification(h: Campaign, case: ValueCase) -> Outcome:
@@ -604,6 +639,13 @@ def check_nan_inf(h: Campaign, entry: CorpusEntry, test: Execution) -> Finding |
                                               f"({error}); not confirmed", entry, mismatch, details)
         details.update(test_only_infinities=int(only_test.sum()), perturbation_overflows=overflows)
         figures = {"test_only_infinities": int(only_test.sum()), "perturbation_overflows": overflows}
+        top = None if overflows or not bool(only_test.any()) else order_dependent_overflow(
+            h, entry.sample, path, only_test, leaf.dtype)
+        if top is not None:
+            details["intermediate_bound"] = top
+            outcomes.append(CheckOutcome("intermediate_overflow", "decided", partial_sums_words(top, leaf.dtype),
+                                         {**figures, "intermediate_bound": top, "verdict": V.SUSPICIOUS}))
+            return Finding(V.SUSPICIOUS, key, partial_sums_words(top, leaf.dtype), entry, mismatch, details)
         if not bool(only_test.any()) or overflows:
             outcomes.append(CheckOutcome("perturbation_overflows", "decided", "inputs beyond sqrt of the dtype's max: "
                                          "the reference overflows there too, or does under a rounding-level "

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from fuzz_core import HarnessSpec, run_harness
 
 # The reference raises on any input but the seed's exact quarter values, so the amplification check
@@ -88,6 +90,27 @@ def test_garbage_in_low_precision_is_still_confirmed_and_localised(tmp_path) -> 
     assert result.evidence["first_divergent_op"]["name"] == "aten.soft_margin_loss.default"
     bare = run_harness(spec, max_executions=30, workdir=tmp_path, instrument="none")
     assert bare.verdict == "confirmed" and "first_divergent_op" not in bare.evidence
+
+
+SUMMED_IN_ANOTHER_ORDER = '''
+def make_inputs(seed):
+    return (torch.tensor([3e38, -3e38, 3e38]),), {}
+
+def target(x):
+    if x.is_contiguous():
+        return (x[0] + x[1]) + x[2]
+    return (x[0] + x[2]) + x[1]
+'''
+
+
+def test_an_overflow_that_only_the_order_of_summation_decides_is_suspicious(tmp_path) -> None:
+    # Note [Partial sums at the range edge]: the answer (3e38) fits, but |terms| sum to 9e38
+    spec = HarnessSpec(api="planted.reordered_sum", input_source="code", code=SUMMED_IN_ANOTHER_ORDER,
+                       test_mode="layout:noncontiguous")
+    result = run_harness(spec, max_executions=1, workdir=tmp_path)
+    assert result.verdict == "suspicious", result.reason
+    assert "order of summation" in result.reason
+    assert result.evidence["intermediate_bound"] == pytest.approx(9e38, rel=1e-6)  # float32 inputs, summed in float64
 
 
 def test_an_infinity_only_the_test_mode_produces_on_huge_inputs_is_confirmed(tmp_path) -> None:
