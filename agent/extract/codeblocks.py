@@ -149,13 +149,15 @@ def _salvaged(text: str, drop_lines: bool = True) -> tuple[str, ast.Module] | No
     return None
 
 
+MAX_OUTPUT_LINE = 400
 _CODE_SHAPE = re.compile(r"[A-Za-z_]\w*[^\S\n]*[(=]|[:,(\[{\\][^\S\n]*$")
 
 
 def _looks_like_output(line: str) -> bool:
     """A printed value, not code: it does not parse on its own and has no call, assignment or open bracket."""
     stripped = line.strip()
-    if not stripped or _CODE_SHAPE.search(stripped):
+    # a printed value is a short line; the cap also keeps _CODE_SHAPE's retries (from every letter) linear
+    if not stripped or len(stripped) > MAX_OUTPUT_LINE or _CODE_SHAPE.search(stripped):
         return False
     try:
         ast.parse(stripped)

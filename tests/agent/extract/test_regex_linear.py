@@ -57,6 +57,7 @@ ADVERSARIAL_BODIES: dict[str, tuple[str, str, str]] = {  # name -> (unit, head, 
     "printed value lines": ("out: tensor([1.5, 2.5])\n", "```\n", "\n```\n"),
     "labels without values": ("a" * 29 + ":", "```\n", "\n```\n"),
     "an indented code run": ("    y = torch.ones(2)\n", "Repro:\n\n    import torch\n", ""),
+    "a long word after pasted output": ("a", "```python\nimport torch\n1 1 1\n", "!\n```\n"),
 }
 
 
