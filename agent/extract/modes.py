@@ -12,7 +12,7 @@ from agent.extract.vocab import LOW_PRECISION
 from agent.patterns import PatternKind
 
 _STRIDING = frozenset({"t", "transpose", "permute", "mT", "T", "slice_step", "as_strided"})
-_LAYOUT_WORDS = re.compile(r"contiguous|channels[_ ]last|stride|memory[_ ]format|expand|transpos|layout")
+_LAYOUT_WORDS = re.compile(r"contiguous|channels?[_ -]last|stride|memory[_ ]format|expand|transpos|layout")
 # in-place writes through expanded (stride-0) or overlapping views are aliasing reports of the variant pair
 _VARIANT_WORDS = re.compile(
     r"\bout=|in-place|inplace|\bout\b (?:argument|parameter|kwarg|tensor)|(?:argument|parameter|kwarg) `?out\b|`out`|"
@@ -36,7 +36,7 @@ _TEXT_MODES: tuple[tuple[re.Pattern[str] | _AllWords, str], ...] = (
     (re.compile(r"torch\.compile|inductor|dynamo|\bcompiled\b"), "compile:inductor"),
     (re.compile(r"\bvmap\b"), "vmap"),
     (re.compile(r"gradient|backward|autograd"), "grad"),
-    (re.compile(r"channels[_ ]last"), "layout:channels_last"),
+    (re.compile(r"channels?[_ -]last"), "layout:channels_last"),
     (re.compile(r"non-?contiguous|\btransposed\b|\bpermuted\b|\bstrided\b|\bstrides\b"), "layout:noncontiguous"),
     (re.compile(r"\bbfloat16\b|\bbf16\b"), "dtype:bfloat16"),
     (re.compile(r"\bfloat16\b|\bfp16\b|\bhalf\b"), "dtype:float16"),

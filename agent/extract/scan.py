@@ -163,6 +163,7 @@ class _Scanner(ast.NodeVisitor):
         self.int_names: set[str] = set()  # names bound to plain ints (loop counters, len(...), literals)
         self.numpy_names: set[str] = set()  # names bound to values computed with numpy
         self.expanded_names: set[str] = set()  # names bound to x.expand(...) and other repeating views
+        self.device_names: dict[str, str] = {}  # names bound to an accelerator's string ("cuda", "mps:0")
         self.user_classes: set[str] = set()
         self.loss_nodes: set[int] = set()  # id() of calls whose result is .backward()-ed
         self.value_nodes: set[int] = set()  # id() of calls whose result is read as [0] or .values
@@ -181,6 +182,9 @@ class _Scanner(ast.NodeVisitor):
         qualified = self.qualify(node)
         if qualified:
             return qualified
+        if isinstance(node, ast.Name) and node.id in self.device_names:
+            # ``device = "cuda"`` then ``.to(device=device)``: the device a repro names once and passes on
+            return self.device_names[node.id]
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "float" and node.args:
             inner = node.args[0]
             if isinstance(inner, ast.Constant) and isinstance(inner.value, str):
@@ -258,6 +262,12 @@ class _Scanner(ast.NodeVisitor):
             self.int_names.difference_update(names)
         if self._uses_numpy(node.value):
             self.numpy_names.update(names)
+        value = node.value.value if isinstance(node.value, ast.Constant) else None
+        for name in names:
+            if isinstance(value, str) and value.strip().lower().startswith(ACCELERATORS):
+                self.device_names[name] = value.strip().lower()
+            else:  # rebound to anything else (``device = "cpu"``, a computed choice): no longer known
+                self.device_names.pop(name, None)
         if isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Attribute) and (
                 node.value.func.attr in EXPANDING_METHODS):
             self.expanded_names.update(names)

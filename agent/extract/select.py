@@ -114,7 +114,7 @@ def choose_api(calls: list[CallSite], title: str, prose: str, operators: list[Ca
     for op in title_ops(title):  # Note [An op the title names]
         if op in INFRA_TORCH and op != named:
             continue
-        if op not in scores and _op_key(_short(op)) not in called:
+        if op not in scores and not any(_same_family(_op_key(_short(op)), key) for key in called):
             scores[op] = 9.0 + 2.0 * (_short(op).lower() in prose_words)
     ranked = sorted(scores.items(), key=lambda item: -item[1])  # stable: first use wins ties
     if ranked and ranked[0][1] > 0:
@@ -155,13 +155,25 @@ def _op_key(name: str) -> str:
     return re.sub(r"[123]d$", "", name.lower().replace("_", ""))
 
 
+def _same_family(title_key: str, called_key: str) -> bool:
+    """One op family: the same key, or a title word that spells out the called op's name (Note [An op the title
+    names]): "convolution" for Conv2d/conv2d, whose key is "conv". Keys under four letters (log, exp, erf) are
+    whole names, never prefixes."""
+    if title_key == called_key:
+        return True
+    short, long = sorted((title_key, called_key), key=len)
+    return len(short) >= 4 and long.startswith(short)
+
+
 def title_ops(title: str) -> list[str]:
     """Fuzzable ops the title names: spelled out (torch.x, F.x), backticked, written as a call, or a bare op name.
 
     Note [An op the title names]
     A real report's code is often cut off before the call it is about, or never shows it, while the
     title names it ("`torch.mean` differs on CUDA", "addmv bfloat16 accuracy issues"). Such an op is a
-    candidate just below an op the code calls and the title names. A bare title word counts when
+    candidate just below an op the code calls and the title names, unless the code calls an op of its family
+    (``_same_family``: a title about "convolution" whose code runs nn.Conv2d is about that module). A bare
+    title word counts when
     torch has an op of that name in a public namespace and the word is not ordinary English
     (``_ENGLISH_OP_NAMES``: "mode", "sort", "max" ...); backticked or followed by ``()`` it always counts.
     Each name is checked by fuzz_core.api_names, never imported.

@@ -136,3 +136,33 @@ def test_a_name_rebound_from_an_int_to_a_tensor_takes_part_in_arithmetic() -> No
     a = analyze_issue("modulo of a large int tensor is wrong on mps", _fenced(code, "It prints 4, not 2."),
                       ["module: correctness (silent)"])
     assert a.pattern is not None and a.pattern.api == "torch.remainder"
+
+
+def test_a_device_named_once_and_passed_on_is_the_device_the_report_ran_on() -> None:
+    code = ('import torch\nwhere = "cuda"\nx = torch.rand(4, 8, 8).to(device=where)\n'
+            'y = torch.fft.ifftn(x, dim=(-2, -1))\nprint((y - y[0:1]).abs().max())\n')
+    a = analyze_issue("ifftn of identical slices differs on one GPU", _fenced(code, "Every slice should match."),
+                      ["module: correctness (silent)"])
+    assert a.facts.cuda and a.facts.devices == ["cuda"]
+    assert a.pattern is not None and a.pattern.test_mode.name == "device:cuda" and a.pattern.api == "torch.fft.ifftn"
+
+
+def test_a_device_name_rebound_to_the_cpu_is_not_an_accelerator() -> None:
+    code = 'import torch\nwhere = "cuda"\nwhere = "cpu"\nx = torch.rand(4).to(where)\nprint(torch.exp(x))\n'
+    a = analyze_issue("exp is off", _fenced(code), [])
+    assert not a.facts.cuda
+
+
+def test_a_title_word_for_the_family_of_the_module_the_code_runs_names_that_module() -> None:
+    code = ("import torch\nm = torch.nn.Conv1d(1, 8, 3)\nx = torch.randn(2, 1, 40)\nref = m(x)\n"
+            "m.to(memory_format=torch.channels_last)\nprint((m(x) - ref).abs().max())\n")
+    a = analyze_issue("convolution gives a different answer after a memory format change", _fenced(code), [])
+    assert a.pattern is not None and a.pattern.api == "torch.nn.Conv1d"
+
+
+def test_channel_last_in_the_singular_is_a_layout_report() -> None:
+    code = ("import torch\nbn = torch.nn.BatchNorm2d(8).eval().half()\nx = torch.randn(2, 8, 6, 6).half()\n"
+            "a = bn(x)\nb = bn(x.contiguous(memory_format=torch.channels_last))\nprint((a - b).abs().max())\n")
+    a = analyze_issue("BatchNorm2d is wrong when given a channel last tensor", _fenced(code), [])
+    assert a.pattern is not None and a.pattern.test_mode.name == "layout:channels_last"
+
