@@ -33,7 +33,10 @@ _DISMISSED = re.compile(
     r"\bnot a (?:pytorch )?bug\b|\bexpected behaviou?r\b|\bworking as intended\b|\bworks as (?:intended|expected)\b|"
     r"\bby design\b|\bnot user[- ]facing\b|\bis documented\b|\bdocumented:|\bnot an? (?:real |actual )?(?:issue|problem)\b|"
     r"\bnot a real bug\b|\b(?:this|that|it|which|differences?|results?) (?:is|are) expected\b|"
-    r"\b(?:are|is) (?:all |both |each )?valid (?:outputs?|results?|answers?)\b|\b(?:outputs?|results?|answers?) (?:you posted |you got |here )?(?:are|is) (?:all |both )?valid\b"
+    r"\b(?:are|is) (?:all |both |each )?valid (?:outputs?|results?|answers?)\b|\b(?:outputs?|results?|answers?) (?:you posted |you got |here )?(?:are|is) (?:all |both )?valid\b|"
+    # a usage question sent to the forums, the tracker's way of closing one
+    r"\bplease (?:use|ask (?:on|in|at)|post (?:it )?(?:on|in|to)) (?:https?://)?(?:discuss\.pytorch\.org|the (?:discussion )?forums?)\b|"
+    r"\b(?:discuss\.pytorch\.org|the forums?) (?:is|are) (?:the (?:right |better )?place )?for (?:usage )?questions\b"
 )
 # A comment that points at the fix of the report: a pull request, a commit, a merged or landed fix.
 _FIX_REFERENCE = re.compile(

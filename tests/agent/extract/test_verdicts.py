@@ -84,3 +84,13 @@ def test_a_maintainer_calling_every_output_valid_dismisses_the_report() -> None:
 
     verdict = read_verdict(["Both algorithms may pick either index here; the outputs you posted are all valid."])
     assert verdict.dismissed and not verdict.confirmed
+
+
+def test_a_question_sent_to_the_forums_is_dismissed() -> None:
+    verdict = read_verdict(["Please ask on https://discuss.pytorch.org, this tracker is for bugs."])
+    assert verdict.dismissed and not verdict.confirmed
+
+
+def test_a_reporter_who_mentions_the_forums_dismisses_nothing() -> None:
+    verdict = read_verdict(["I asked about this on the forums first and was told to open an issue."])
+    assert not verdict.dismissed
