@@ -32,6 +32,8 @@ def extract(
         "--record-budget", help="Time for running the reports' repros under the recorder, in the bubblewrap "
                                 "sandbox, before extracting (e.g. 2m; 0 = off; default TRANSFUZZ_RECORD_BUDGET "
                                 "or 2m).")] = None,
+    record_workers: Annotated[int, typer.Option(
+        "--record-workers", min=1, max=64, help="Repros recorded at once, each in its own sandbox.")] = 2,
     no_sandbox: NoSandboxOpt = False,
 ) -> None:
     """Triage issues and extract formal bug patterns and API semantics.
@@ -46,7 +48,7 @@ def extract(
     cli = get_ctx(ctx)
     settings = llm_settings(cli.settings, llm, model, llm_budget, llm_timeout)
     recording = recording_options(settings.record_budget_s if record_budget is None else _seconds(record_budget),
-                                  sandbox=not no_sandbox)
+                                  sandbox=not no_sandbox, workers=record_workers)
     store = cli.store()
     progress = Progress(
         TextColumn("extract"),
@@ -93,13 +95,15 @@ def _seconds(text: str) -> float:
         fail(f"--record-budget: {exc}", code=EXIT_USAGE)
 
 
-def recording_options(budget_s: float, *, sandbox: bool):  # type: ignore[no-untyped-def]
-    """The extract stage's recorded runs (None when the budget is 0): sandboxed, or not run with the reason."""
+def recording_options(budget_s: float, *, sandbox: bool, workers: int = 1):  # type: ignore[no-untyped-def]
+    """The extract stage's recorded runs (None when the budget is 0): sandboxed, or not run with the reason.
+    `workers` repros run at once: each is a fresh sandboxed interpreter, mostly torch's import, so a run on
+    many reports is bound by how many start together."""
     if budget_s <= 0:
         return None
     from agent.extract.record_stage import RecordingOptions
 
-    return RecordingOptions(sandbox=sandbox, budget_s=budget_s)
+    return RecordingOptions(sandbox=sandbox, budget_s=budget_s, workers=workers)
 
 
 def _print(summary) -> None:  # type: ignore[no-untyped-def]

@@ -93,7 +93,8 @@ def run(
         record_s = settings.record_budget_s if whole_budget_s is None else min(settings.record_budget_s,
                                                                                 0.1 * whole_budget_s)
         stages["extract"] = extract_stage(store, settings, llm_backend=backend,
-                                          recording=recording_options(record_s, sandbox=not no_sandbox))
+                                          recording=recording_options(record_s, sandbox=not no_sandbox,
+                                                                      workers=workers))
         err.rule("transfer")
         stages["transfer"] = transfer_stage(store, settings, top_k=top_k, limit=limit, err=err, llm_backend=backend)
         err.rule("fuzz")

@@ -411,6 +411,28 @@ def test_the_extract_stage_records_stores_and_goes_on(store) -> None:  # type: i
     assert (again.reused, again.ran) == (2, 0) and facts[by_number[1]].api == "torch.exp"
 
 
+
+def test_repros_recorded_two_at_once_each_get_their_own_recording(store) -> None:  # type: ignore[no-untyped-def]
+    from sqlalchemy import select
+
+    from agent.extract.record_stage import RecordingOptions, record_issues
+    from db.models import Issue
+    from db.queries.issues import IssueRow, upsert_issues
+
+    bodies = {4: ("exp disagrees", VAGUE_BODY), 5: ("strided copy differs", "```python\n" + LAYOUT.strip() + "\n```\n"),
+              6: ("softmax hangs", HANG_BODY)}
+    with store.session() as session:
+        upsert_issues(session, [IssueRow(repo="acme/torchish", number=n, title=t, body=b, labels=[], state="open",
+                                         created_at=None, updated_at=None, closed_at=None, url="", comments=[])
+                                for n, (t, b) in bodies.items()])
+    with store.session() as session:
+        by_number = {i.number: i.id for i in session.scalars(select(Issue))}
+    facts, summary = record_issues(store, list(by_number.values()),
+                                   RecordingOptions(sandbox=True, budget_s=120, timeout_s=10, workers=2))
+    assert (summary.ran, summary.left, summary.statuses) == (3, 0, {"ok": 2, "timeout": 1})
+    assert facts[by_number[4]].api == "torch.exp"  # each issue's facts are its own repro's, not its neighbour's
+    assert facts[by_number[5]].api == "torch.cumprod"
+
 def test_without_the_sandbox_the_stage_records_why_and_runs_nothing(store, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     from sqlalchemy import select
 
