@@ -32,7 +32,8 @@ class _AllWords:
 # (regex over title + prose, mode) in priority order: the fallback when the code says nothing
 _TEXT_MODES: tuple[tuple[re.Pattern[str] | _AllWords, str], ...] = (
     (re.compile(r"jit\.script|\bscripted\b|torchscript.*script"), "jit.script"),
-    (re.compile(r"jit\.trace|\btraced?\b"), "jit.trace"),
+    # `trace` in backticks or torch.trace is the op that sums a diagonal, not tracing
+    (re.compile(r"jit\.trace|(?<![`.])\btraced?\b(?!`)"), "jit.trace"),
     (re.compile(r"torch\.compile|inductor|dynamo|\bcompiled\b"), "compile:inductor"),
     (re.compile(r"\bvmap\b"), "vmap"),
     (re.compile(r"gradient|backward|autograd"), "grad"),

@@ -166,3 +166,18 @@ def test_channel_last_in_the_singular_is_a_layout_report() -> None:
     a = analyze_issue("BatchNorm2d is wrong when given a channel last tensor", _fenced(code), [])
     assert a.pattern is not None and a.pattern.test_mode.name == "layout:channels_last"
 
+
+
+def test_the_trace_op_in_backticks_is_not_tracing() -> None:
+    code = ('import torch\nx = torch.rand(64, 64, device="mps")\nfirst = torch.trace(x)\n'
+            'for _ in range(1000):\n    assert torch.trace(x) == first\n')
+    a = analyze_issue("[MPS] `sum` and `trace` change between identical calls", _fenced(code),
+                      ["module: correctness (silent)"])
+    assert a.pattern is not None and a.pattern.kind.value == "Device_Mismatch"
+    assert a.pattern.test_mode.options.get("device") == "mps"
+
+
+def test_a_traced_module_in_the_title_is_still_tracing() -> None:
+    code = "import torch\nm = torch.nn.Linear(3, 3)\nt = torch.jit.trace(m, torch.ones(1, 3))\nprint(t(torch.ones(2, 3)) - m(torch.ones(2, 3)))\n"
+    a = analyze_issue("traced Linear gives another answer", _fenced(code), [])
+    assert a.pattern is not None and a.pattern.test_mode.name == "jit.trace"
