@@ -46,6 +46,15 @@ same busy machine (benchmarks/fuzz_throughput.py gives the ratios). Then, still 
   partial Fisher-Yates shuffle of `count` steps for large n.
 That profile then measured about 44-50 CPU microseconds per input; on a quiet machine the pool ran eager vs
 jit.trace at 0.40x the hand loop (from 0.27x), eager vs compile:inductor at 0.21x all-in / 0.26x steady.
+Then compile modes look their backend up once, book dynamo's counters only when a frame was converted during
+the call (Note [Counters per call] in modes/compile.py), and near-equal outputs pass through a numpy check with
+the full comparison's verdict (oracles/compare.py). Two runs of the benchmark on a quiet machine measured eager
+vs jit.trace at 0.37x and 0.40x, eager vs compile:inductor at 0.21-0.23x all-in and 0.28x steady. What is left
+is spread thin (timed inside the loop, sigmoid 8x8): mutation about 36 microseconds per input, of which the
+edits themselves are a third in a tight loop (the rest is the loop's cold caches between torch calls);
+choosing the parent and the mutator 15, each a torch generator call; the compiled call 74 against 25 for the
+same call in a tight loop; the eager reference through `execute` 27 (compiled modes do not take the plain
+path). The hand loop's own check is mostly `allclose` (about 24 of its 40).
 The sandboxed pool batches all of a harness's inputs into one round trip: the worker answers once per harness.
 """
 
