@@ -54,6 +54,12 @@ _TITLE_SYMPTOM = re.compile(
     r"corrupt(?:s|ed|ion)?|overwritten|not (?:the )?same|(?:precision|numerical) differences?|miscompil\w*|"
     r"not correct)\b"
 )
+# A wrong result the title names beside a crash ("segfaults or drops values"): the report is about both, and the
+# silent half is the one to fuzz. Values alone (NaN, inf, zeros) are not it: a crash on a NaN input is a crash.
+_TITLE_WRONG_RESULT = re.compile(
+    r"\b(?:wrong(?:ly)?|incorrect(?:ly)?|garbage|drops? values|corrupt(?:s|ed|ion)?|silently|mismatch(?:es)?|"
+    r"inconsisten(?:t|cy)|miscompil\w*|not correct)\b"
+)
 _TITLE_NOT_SILENT = re.compile(
     r"\b(?:raises?|fails?|failed|crash(?:es)?|segfault|slow(?:er)?|leak|recompil\w*|hangs?|build|install|typo|"
     r"docs?|support|feature|rfc|which tolerance|(?:runtime|type|value|index)error)\b"
@@ -138,7 +144,8 @@ def read_signals(title: str, body: str, labels: list[str], comments: list[str], 
         silent_label=_labels_match(low_labels, SILENT_LABELS),
         numeric_label=_labels_match(low_labels, NUMERIC_LABELS),
         not_bug_label=_labels_match(low_labels, NOT_BUG_LABELS),
-        crash=_labels_match(low_labels, CRASH_LABELS) or bool(_CRASH_WORDS.search(title_low + "\n" + body_low)),
+        crash=(_labels_match(low_labels, CRASH_LABELS) or bool(_CRASH_WORDS.search(title_low + "\n" + body_low)))
+        and not _TITLE_WRONG_RESULT.search(title_low),
         feature_or_docs=bool(_FEATURE_HEADINGS.search(title_low + "\n" + body_low)),
         question=bool(_QUESTION_WORDS.search(everything)),
         fix_pr=bool(_FIX_PR.search(body_low)) or _labels_match(low_labels, ("merged", "open source")),

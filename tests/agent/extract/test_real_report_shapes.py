@@ -181,3 +181,15 @@ def test_a_traced_module_in_the_title_is_still_tracing() -> None:
     code = "import torch\nm = torch.nn.Linear(3, 3)\nt = torch.jit.trace(m, torch.ones(1, 3))\nprint(t(torch.ones(2, 3)) - m(torch.ones(2, 3)))\n"
     a = analyze_issue("traced Linear gives another answer", _fenced(code), [])
     assert a.pattern is not None and a.pattern.test_mode.name == "jit.trace"
+
+
+def test_a_title_with_a_crash_and_a_wrong_result_is_about_the_wrong_result() -> None:
+    code = "import torch\nx = torch.full((40, 60), 2.5)\nm = torch.ones(40, 60, dtype=torch.uint8)\nx[1:, 1:] *= m[1:, 1:]\nprint((x != 2.5).sum())\n"
+    a = analyze_issue("sliced in-place multiply segfaults or silently drops values", _fenced(code, "Sometimes a segfault."), [])
+    assert a.triage.reason != "a crash, not a silent wrong result"
+
+
+def test_a_crash_on_a_nan_input_is_still_a_crash() -> None:
+    code = "import torch\nx = torch.tensor([float('nan'), 1.0])\ntorch.histc(x, bins=4)\n"
+    a = analyze_issue("histc segfaults on NaN input", _fenced(code, "Segmentation fault (core dumped)"), [])
+    assert a.triage.reason == "a crash, not a silent wrong result" and not a.triage.is_silent_bug
