@@ -68,6 +68,7 @@ class CodeFacts:
     out_kwarg: bool = False
     inplace_methods: list[str] = field(default_factory=list)
     inplace_on_expanded: bool = False  # an in-place method or out= writes into an expanded (stride-0) view
+    out_strided: bool = False  # out= is a strided view (x[::2], x.t(), a permutation): Note [Writes into repeating views]
     nan_checks: int = 0
     assigned_names: set[str] = field(default_factory=set)
     # Note [What a repro prints]: values printed at the top level (not labels), and whether one of them is a
@@ -115,6 +116,7 @@ class CodeFacts:
         self.out_kwarg |= other.out_kwarg
         self.inplace_methods += other.inplace_methods
         self.inplace_on_expanded |= other.inplace_on_expanded
+        self.out_strided |= other.out_strided
         self.nan_checks += other.nan_checks
         self.assigned_names |= other.assigned_names
         self.printed_values += other.printed_values
@@ -163,6 +165,7 @@ class _Scanner(ast.NodeVisitor):
         self.int_names: set[str] = set()  # names bound to plain ints (loop counters, len(...), literals)
         self.numpy_names: set[str] = set()  # names bound to values computed with numpy
         self.expanded_names: set[str] = set()  # names bound to x.expand(...) and other repeating views
+        self.strided_names: set[str] = set()  # names bound to a strided view (x[::2], x.t(), x.permute(...))
         self.device_names: dict[str, str] = {}  # names bound to an accelerator's string ("cuda", "mps:0")
         self.user_classes: set[str] = set()
         self.loss_nodes: set[int] = set()  # id() of calls whose result is .backward()-ed
@@ -271,6 +274,10 @@ class _Scanner(ast.NodeVisitor):
         if isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Attribute) and (
                 node.value.func.attr in EXPANDING_METHODS):
             self.expanded_names.update(names)
+        if _strided_view(node.value):
+            self.strided_names.update(names)
+        else:
+            self.strided_names.difference_update(names)
 
     def _uses_numpy(self, value: ast.AST) -> bool:
         for leaf in ast.walk(value):
@@ -425,6 +432,10 @@ class _Scanner(ast.NodeVisitor):
             self.facts.memory_format_channels_last = True
         if "out" in kwargs:
             self.facts.out_kwarg = True
+            out_values = [kw.value for kw in node.keywords if kw.arg == "out"]
+            parts = [e for v in out_values for e in (v.elts if isinstance(v, ast.Tuple | ast.List) else [v])]
+            if any(_strided_view(e) or isinstance(e, ast.Name) and e.id in self.strided_names for e in parts):
+                self.facts.out_strided = True
             if any(kw.arg == "out" and isinstance(kw.value, ast.Name) and kw.value.id in self.expanded_names
                    for kw in node.keywords):
                 self.facts.inplace_on_expanded = True
@@ -584,6 +595,21 @@ def _is_difference(scanner: _Scanner, node: ast.AST) -> bool:
         qualified = scanner.qualify(node.func) or ""
         return (len(node.args) >= 2 if qualified.startswith("torch") else len(node.args) >= 1)
     return False
+
+
+_TRANSPOSING = frozenset({"t", "transpose", "permute", "swapaxes", "movedim"})
+
+
+def _strided_view(node: ast.AST) -> bool:
+    """A view whose elements are not packed: a slice with a step (``x[::4]``), ``x.t()``, ``x.T`` or a
+    permutation. What an out= tensor like that is written through is its strides, not only its values."""
+    if isinstance(node, ast.Subscript):
+        index = node.slice
+        return any(isinstance(part, ast.Slice) and part.step is not None
+                   for part in (index.elts if isinstance(index, ast.Tuple) else [index]))
+    if isinstance(node, ast.Attribute):
+        return node.attr in ("T", "mT", "mH", "H")
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _TRANSPOSING
 
 
 def commented_modes(source: str) -> list[str]:

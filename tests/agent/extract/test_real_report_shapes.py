@@ -193,3 +193,17 @@ def test_a_crash_on_a_nan_input_is_still_a_crash() -> None:
     code = "import torch\nx = torch.tensor([float('nan'), 1.0])\ntorch.histc(x, bins=4)\n"
     a = analyze_issue("histc segfaults on NaN input", _fenced(code, "Segmentation fault (core dumped)"), [])
     assert a.triage.reason == "a crash, not a silent wrong result" and not a.triage.is_silent_bug
+
+
+def test_an_out_tensor_that_is_a_strided_view_is_a_layout_report() -> None:
+    code = ("import torch\nx = torch.arange(10.)\nres = torch.zeros(20)\n"
+            "torch.cummax(x, 0, out=(res[::2], torch.zeros(10, dtype=torch.long)))\nprint(res)\n")
+    a = analyze_issue("cummax ignores the strides of its out tensor", _fenced(code, "The out tensor is non-contiguous."), [])
+    assert a.pattern is not None and a.pattern.test_mode.name == "variant:out"
+    assert a.pattern.kind.value == "Layout_Mismatch"
+
+
+def test_a_packed_out_tensor_stays_a_variant_report() -> None:
+    code = "import torch\nx = torch.rand(6)\nbuf = torch.empty(6)\ntorch.exp(x, out=buf)\nprint(buf - torch.exp(x))\n"
+    a = analyze_issue("exp with an out tensor differs", _fenced(code, "The out argument gives other values."), [])
+    assert a.pattern is not None and a.pattern.kind.value == "Variant_Mismatch"
