@@ -60,7 +60,9 @@ The sandboxed pool batches all of a harness's inputs into one round trip: the wo
 
 from __future__ import annotations
 
+import bisect
 import contextlib
+import itertools
 import json
 import math
 import time
@@ -81,6 +83,7 @@ from fuzz_core.inputs.inventory import inventory_samples
 from fuzz_core.inputs.triggers import apply_trigger
 from fuzz_core.modes import Mode, NotApplicable, get_mode
 from fuzz_core.mutators import DEFAULT_MUTATORS, CorpusEntry, CorpusSelector, Mutator, UniformSelector
+from fuzz_core.mutators.base import DrawStream
 from fuzz_core.oracles import compare_outputs
 from fuzz_core.oracles.compare import Comparison
 from fuzz_core.rng import uses_rng
@@ -247,9 +250,9 @@ class Campaign:
         self._value_mutators = [i for i, m in enumerate(self.mutators) if m.name in VALUE_MUTATORS]
         self._value_weights = torch.zeros_like(self._mutator_weights)  # reuse of compiled shapes: value mutators only
         self._value_weights[self._value_mutators] = self._mutator_weights[self._value_mutators]
-        self._draw_buffer = torch.empty_like(self._mutator_weights)  # _draw_mutator's exponential draws
-        self._checked_weights: dict[int, bool] = {}  # id of a weights tensor above -> multinomial would accept it
-        self._weight_floats: dict[int, list[float]] = {}  # id of a weights tensor above -> its values as floats
+        # id of a weights tensor above -> its running sums ([] where multinomial would reject it) and the index of
+        # its last positive weight (_draw_mutator)
+        self._weight_sums: dict[int, tuple[list[float], int]] = {}
         self.progress = progress
         # A progress callback that takes the recipe already encoded (worker_main.RunProgress): Note [The hot loop].
         self._progress_encoded: Callable[[int, int, str], None] | None = getattr(progress, "encoded", None)
@@ -635,41 +638,18 @@ class Campaign:
         return known[3]
 
     def _draw_mutator(self, weights: torch.Tensor, gen: torch.Generator) -> int:
-        """`int(torch.multinomial(weights, 1, generator=gen))`, the same draw: for one sample torch takes
-        argmax(weights / q) with q ~ Exp(1) drawn into a fresh tensor; this draws q into a reused one and skips
-        multinomial's per-call checks of the weights (Note [The hot loop]). Weights those checks would reject
-        (negative, non-finite, all zero) still go through multinomial, which raises."""
-        if not self._weights_ok(weights):
+        """An index drawn with probability proportional to `weights`: from the campaign's DrawStream, one buffered
+        uniform draw placed on the weights' running sums (Note [The hot loop]); from any other generator, or for
+        weights multinomial would reject (negative, non-finite, all zero: it raises), `torch.multinomial`."""
+        known = self._weight_sums.get(id(weights))
+        if known is None:
+            known = self._weight_sums[id(weights)] = _running_sums(weights)
+        sums, last = known
+        if type(gen) is not DrawStream or not sums:
             return int(torch.multinomial(weights, 1, generator=gen))
-        # The argmax is taken in Python on the draws as floats: float32 operands' float64 quotient rounds to their
-        # float32 quotient (double rounding is innocuous for division at 53 >= 2 * 24 + 2 bits) and rounding keeps
-        # order, so the float64 maximum is the float32 one unless another quotient lies within two float32 ulps
-        # of it (a possible tie in float32: then torch's own argmax, first index first, on the same draws).
-        q = self._draw_buffer.exponential_(1, generator=gen).tolist()
-        best, index, runner_up = -1.0, 0, -1.0
-        for i, w in enumerate(self._weight_floats[id(weights)]):
-            qi = q[i]
-            if qi <= 0.0:
-                break
-            v = w / qi
-            if v > best:
-                best, index, runner_up = v, i, best
-            elif v > runner_up:
-                runner_up = v
-        else:
-            if best > 1e-30 and runner_up < best * (1.0 - 2.0 ** -22) and best < 1e30:
-                return index
-        return int(torch.div(weights, self._draw_buffer).argmax())
-
-    def _weights_ok(self, weights: torch.Tensor) -> bool:
-        key = id(weights)
-        ok = self._checked_weights.get(key)
-        if ok is None:
-            ok = self._checked_weights[key] = bool(
-                weights.dim() == 1 and weights.shape == self._draw_buffer.shape and weights.dtype == torch.float32
-                and torch.isfinite(weights).all() and (weights >= 0).all() and weights.sum() > 0)
-            self._weight_floats[key] = weights.tolist()
-        return ok
+        # The first index whose running sum exceeds the draw: a zero weight's sum equals the one before it, so it
+        # is never drawn; the last positive weight's index bounds a product that rounded up to the total.
+        return min(bisect.bisect_right(sums, gen.uniform() * sums[-1]), last)
 
     def run(self, *, budget_s: float | None, max_executions: int | None, min_inputs: int = 0) -> None:
         """Fuzz until the budget or max_executions; past the budget, go on for up to MIN_INPUTS_OVERRUN_S
@@ -680,7 +660,7 @@ class Campaign:
         deadline = self._started + budget_s if budget_s is not None else math.inf
         corpus = [CorpusEntry(s, (i, ())) for i, s in enumerate(self.seeds)]
         pending_seeds = list(range(len(self.seeds)))
-        gen = torch.Generator().manual_seed(_int_seed(self.spec.seed, 7))
+        gen = DrawStream(_int_seed(self.spec.seed, 7))
         iteration = 0
         seeds_na = 0
         encoded = self._progress_encoded
@@ -758,6 +738,16 @@ def _shape_sig(entry: CorpusEntry) -> Any:
     if sig is None:
         sig = entry.meta["_shape_sig"] = structure_sig(entry.sample.tree())
     return sig
+
+
+def _running_sums(weights: torch.Tensor) -> tuple[list[float], int]:
+    """The running sums of `weights` as floats and the index of the last positive weight; ([], 0) where
+    torch.multinomial would reject the weights (not a 1-D float tensor, a negative or non-finite weight, all zero)."""
+    if weights.dim() != 1 or not weights.is_floating_point() or not bool(torch.isfinite(weights).all()) or bool(
+            (weights < 0).any()) or not float(weights.sum()) > 0:
+        return [], 0
+    values = weights.double().tolist()
+    return list(itertools.accumulate(values)), max(i for i, v in enumerate(values) if v > 0)
 
 
 def _private_copy(sample: Sample) -> Sample:

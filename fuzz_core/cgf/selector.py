@@ -30,7 +30,7 @@ import torch
 from fuzz_core.coverage.ann import AnnCoverage
 from fuzz_core.coverage.features import summary_features
 from fuzz_core.coverage.ops import OpCoverage, OpKey
-from fuzz_core.mutators.base import randbelow, randbelow_pair
+from fuzz_core.mutators.base import DrawStream, randbelow, randbelow_pair
 
 # Outcomes that say nothing about the target's behaviour: the input was rejected or the mode
 # did not apply, so it cannot count as new coverage.
@@ -66,6 +66,9 @@ class CoverageSelector:
         """Uniform among the newest `recent` entries plus one entry drawn from the whole corpus."""
         n = len(corpus)
         newest = min(self.recent, n)  # the pool: indices n - newest .. n - 1, then `anywhere`
+        if type(gen) is DrawStream:  # the campaign's buffered draws: `anywhere` drawn only when it is picked
+            pick = gen.below(newest + 1)
+            return n - newest + pick if pick < newest else gen.below(n)
         both = randbelow_pair(n, newest + 1, gen)  # randbelow(n), then randbelow(newest + 1), in one call
         if both is None:
             anywhere = randbelow(n, gen)

@@ -37,6 +37,35 @@ def randbelow_pair(n: int, m: int, gen: torch.Generator) -> tuple[int, int] | No
     return first % n, second % m
 
 
+class DrawStream(torch.Generator):
+    """The campaign's generator: a torch.Generator (selectors and mutators may draw from it as from any), which also
+    hands out uniform draws made BLOCK at a time, so the per-input choices (the parent, the mutator) cost a list pop
+    instead of a generator call each (Note [The hot loop] in fuzz_core/campaign.py). Deterministic: the same seed
+    gives the same draws, however they are interleaved with the generator's own use, as long as that use is too."""
+
+    BLOCK = 256
+
+    def __new__(cls, seed: int) -> DrawStream:  # torch.Generator.__new__ takes a device, not a seed
+        return super().__new__(cls)
+
+    def __init__(self, seed: int) -> None:
+        super().__init__()
+        self.manual_seed(seed)
+        self._block = torch.empty(self.BLOCK, dtype=torch.float64)
+        self._left: list[float] = []
+
+    def uniform(self) -> float:
+        """A float64 draw in [0, 1)."""
+        if not self._left:
+            self._left = self._block.uniform_(generator=self).tolist()
+            self._left.reverse()
+        return self._left.pop()
+
+    def below(self, n: int) -> int:
+        """An int in [0, n), each equally likely (to within 2**-53 for n below 2**53)."""
+        return min(int(self.uniform() * n), n - 1)
+
+
 @runtime_checkable
 class Mutator(Protocol):
     """Derives a new input from one corpus entry; deterministic given `gen` (so a crash input can be replayed).
@@ -77,6 +106,8 @@ class UniformSelector:
     """Every corpus entry equally likely; never grows the corpus."""
 
     def select(self, corpus: Sequence[CorpusEntry], gen: torch.Generator) -> int:
+        if type(gen) is DrawStream:
+            return gen.below(len(corpus))
         return randbelow(len(corpus), gen)
 
     def observe(self, entry: CorpusEntry, outcome: str, outputs: Any) -> bool:

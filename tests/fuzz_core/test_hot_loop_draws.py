@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import math
 
+import pytest
 import torch
 
 from fuzz_core.campaign import Campaign, _has_nonfinite
 from fuzz_core.cgf.selector import CoverageSelector
 from fuzz_core.inputs import Sample
-from fuzz_core.mutators.base import randbelow
+from fuzz_core.mutators.base import DrawStream, randbelow
 from fuzz_core.mutators.builtin import DtypeBoundary, GaussianNoise, SpecialValues, _positions
 from fuzz_core.mutators.values import boundary_values, special_value
 from fuzz_core.spec import HarnessSpec
@@ -25,16 +26,57 @@ def test_randbelow_is_randint_draw_for_draw() -> None:
     assert torch.equal(torch.rand(4, generator=a), torch.rand(4, generator=b))  # same state after
 
 
-def test_the_mutator_draw_is_multinomials() -> None:
+def test_the_mutator_draw_follows_the_weights_from_buffered_draws() -> None:
+    """The campaign's DrawStream draws a mutator by its weight, never one of weight 0, the same run to run; any other
+    generator gets torch.multinomial's draw, and weights multinomial rejects still raise."""
     spec = HarnessSpec(api="torch.sigmoid", input_source="described",
                        inputs={"args": [{"kind": "tensor", "tensor": {"shape": [2]}}]}, seed=1)
     campaign = Campaign(spec)
     for weights in (campaign._mutator_weights, campaign._value_weights):
-        a, b = torch.Generator().manual_seed(3), torch.Generator().manual_seed(3)
-        drawn = [campaign._draw_mutator(weights, a) for _ in range(3000)]
-        assert drawn == [int(torch.multinomial(weights, 1, generator=b)) for _ in range(3000)]
-        assert torch.equal(torch.rand(4, generator=a), torch.rand(4, generator=b))
+        stream = DrawStream(3)
+        drawn = [campaign._draw_mutator(weights, stream) for _ in range(20000)]
+        again = DrawStream(3)
+        assert drawn == [campaign._draw_mutator(weights, again) for _ in range(20000)]
+        share = weights / weights.sum()
+        for i, p in enumerate(share.tolist()):
+            count = drawn.count(i)
+            if p == 0:
+                assert count == 0
+            else:  # within five standard deviations of the expected count (the seed is fixed: no flakiness)
+                assert abs(count - 20000 * p) <= 5 * math.sqrt(20000 * p * (1 - p)) + 1, (i, count, p)
+        plain, twin = torch.Generator().manual_seed(3), torch.Generator().manual_seed(3)
+        assert [campaign._draw_mutator(weights, plain) for _ in range(50)] == [
+            int(torch.multinomial(weights, 1, generator=twin)) for _ in range(50)]
     assert set(drawn) == set(campaign._value_mutators)
+    for bad in (torch.zeros(9), torch.tensor([1.0, -1.0, 2.0]), torch.tensor([1.0, float("nan")])):
+        with pytest.raises(RuntimeError):
+            campaign._draw_mutator(bad, DrawStream(3))
+
+
+def test_draw_stream_is_a_generator_with_uniform_draws() -> None:
+    a, b = DrawStream(9), DrawStream(9)
+    draws = [a.uniform() for _ in range(600)]  # past two blocks
+    assert draws == [b.uniform() for _ in range(600)] and all(0.0 <= u < 1.0 for u in draws)
+    assert len(set(draws)) == 600
+    assert torch.equal(torch.rand(3, generator=a), torch.rand(3, generator=b))  # still an ordinary generator
+    assert {a.below(3) for _ in range(300)} == {0, 1, 2} and a.below(1) == 0
+
+
+def test_coverage_selection_from_a_draw_stream() -> None:
+    """Uniform among the newest five entries plus one drawn from anywhere, as with a plain generator."""
+    selector = CoverageSelector(recent=5)
+    for n in (1, 3, 5, 6, 40):
+        corpus = list(range(n))
+        a, b = DrawStream(n), DrawStream(n)
+        picks = [selector.select(corpus, a) for _ in range(3000)]
+        for got in picks[:200]:
+            newest = min(5, n)
+            pick = b.below(newest + 1)
+            assert got == (n - newest + pick if pick < newest else b.below(n))
+        assert set(picks) == set(range(n))
+        if n == 40:  # each of the newest five about 1/6 of the picks, each older entry about 1/240
+            assert all(400 <= picks.count(i) <= 600 for i in range(35, 40))
+            assert all(picks.count(i) <= 40 for i in range(35))
 
 
 def test_coverage_selection_draws_as_the_pool_list_did() -> None:

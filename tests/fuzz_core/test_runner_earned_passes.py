@@ -48,7 +48,9 @@ def test_the_health_check_fails_a_run_that_compared_few_among_many_rejected(tmp_
 
 
 def test_a_harness_that_never_got_a_valid_input_is_not_applicable_with_the_reason(tmp_path) -> None:
-    spec = HarnessSpec(api="planted.nothing", input_source="code", code=NO_DOMAIN, test_mode="layout:noncontiguous")
+    # jit.trace applies to every input (layout:noncontiguous does not apply to a mutant with one element or none,
+    # which would make the run's reason "rejected N inputs" instead): every input reaches the reference.
+    spec = HarnessSpec(api="planted.nothing", input_source="code", code=NO_DOMAIN, test_mode="jit.trace")
     result = run_harness(spec, max_executions=12, workdir=tmp_path)
     assert result.verdict == "not_applicable", result.reason
     assert "the reference mode rejected every input: ValueError: no input is in this domain" in result.reason
