@@ -70,7 +70,7 @@ def record_issue_facts(issue: LabelledIssue, *, timeout_s: float | None = None) 
     from agent.extract.record_run import RECORD_TIMEOUT_S, record_repro
     from agent.extract.record_stage import facts_of_run, repro_of
 
-    code = repro_of(issue.issue.body or "")
+    code = repro_of(issue.issue.body or "", [c.get("body") or "" for c in issue.issue.comments or []])
     if not code:
         return None
     return facts_of_run(record_repro(code, sandbox=True, timeout_s=timeout_s or RECORD_TIMEOUT_S))

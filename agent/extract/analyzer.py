@@ -75,6 +75,8 @@ def _trigger(facts: CodeFacts, modes: ModePair, api: str) -> Trigger:
 def _oracle(facts: CodeFacts, title: str, kind: PatternKind) -> Oracle:
     if kind == PatternKind.Crash:
         return Oracle(kind=OracleKind.Crash)
+    if kind == PatternKind.Exception_Mismatch:
+        return Oracle(kind=OracleKind.ExceptionConsistency)
     # a title about NaN/Inf means the symptom is where non-finite values appear, not their size
     if kind == PatternKind.NaN_Inf or _NAN_WORDS.search(title):
         return Oracle(kind=OracleKind.NaNConsistency)
@@ -117,13 +119,16 @@ def analyze_issue(title: str, body: str, labels: list[str], comments: list[str] 
     Note [Tracker conventions] (thread.py) and Note [The tracker's own verdict] (verdicts.py).
     """
     thread = split_thread(body)
-    comments = [*(comments or []), *thread.others()]
+    fetched = list(comments or [])
+    comments = [*fetched, *thread.others()]
     body = thread.description
     blocks = code_blocks(body)
     python_blocks = _python_blocks(blocks)
-    if not python_blocks:  # pasted without a fence, or only in the comments of a rendered thread
+    if not python_blocks:
+        # pasted without a fence, or only in the comments (a maintainer's reduced repro): rendered into the
+        # thread or fetched beside it
         python_blocks = unfenced_code(body) or _python_blocks(
-            [b for c in thread.comments for b in code_blocks(c.body)])
+            [b for text in [*(c.body for c in thread.comments), *fetched] for b in code_blocks(text)])
         blocks += python_blocks
     facts = CodeFacts()
     has_repro = False
@@ -165,7 +170,8 @@ def analyze_issue(title: str, body: str, labels: list[str], comments: list[str] 
     else:
         try:
             trigger = _trigger(facts, modes, api)
-            kind = symptom_kind(modes.kind, title)  # Note [A non-finite result names the kind]
+            # Note [A non-finite result names the kind], Note [One side raises] (modes.py)
+            kind = symptom_kind(modes.kind, title, prose)
             pattern = BugPattern(
                 kind=kind,
                 api=api,
@@ -180,6 +186,11 @@ def analyze_issue(title: str, body: str, labels: list[str], comments: list[str] 
             error = f"pattern does not validate: {str(exc).splitlines()[0]}"
     return Analysis(triage=result, pattern=pattern, pattern_error=error, api_candidates=ranked, facts=facts,
                     rejected_apis=rejected)
+
+
+def operator_ops(body: str) -> frozenset[str]:
+    """Ops the issue's code runs through Python's arithmetic operators (``s += x`` runs torch.add unnamed)."""
+    return frozenset(call.api for call in analyze_issue("", body, []).facts.operators)
 
 
 def analyze_raw(issue: dict[str, Any]) -> Analysis:

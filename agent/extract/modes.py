@@ -173,6 +173,23 @@ def _from_text(title: str, prose: str, signals: TextSignals) -> str | None:
     return None
 
 
+# Tools that change how the same maths runs, named in the prose ("torch.compile gives incorrect output").
+_TOOL_WORDS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
+    (pattern, mode) for pattern, mode in _TEXT_MODES if mode.startswith(("jit.", "compile:")))
+
+
+def _area_mode(prose: str, signals: TextSignals) -> str | None:
+    """What a report that only ran on an accelerator is about, when the title does not say (Note [Device-only reports]).
+
+    The maintainers' area label (``module: inductor``), else a compiler or tracer the prose names; a device label
+    or a prose word for a dtype, layout or gradient is not enough to outrank the device the code ran on.
+    """
+    for label, mode in _LABEL_MODES:
+        if label in signals.labels and not mode.startswith("device:"):
+            return mode
+    return next((mode for pattern, mode in _TOOL_WORDS if pattern.search(prose)), None)
+
+
 def _title_mode(title: str) -> str | None:
     return next((mode for pattern, mode in _TEXT_MODES if pattern.search(title)), None)
 
@@ -222,6 +239,8 @@ def mode_pair(facts: CodeFacts, title: str, prose: str, signals: TextSignals) ->
         device = _device(facts, "")
         if named is not None and named != "device:cuda":
             found, evidence = (named, {}), "title"
+        elif (area := _area_mode(prose, signals)) is not None:
+            found, evidence = (area, {}), "text"
     if found is None:
         text_mode = _from_text(title, prose, signals)
         found = (text_mode, {}) if text_mode else None
@@ -253,6 +272,11 @@ def mode_pair(facts: CodeFacts, title: str, prose: str, signals: TextSignals) ->
 # and the transfer rules read its dtype). A NaN the title names as the *expected* value ("instead of NaN") is
 # not the symptom. The mode pair is kept, so the harness still runs the gradient side.
 NONFINITE_SYMPTOM_KINDS = frozenset({PatternKind.Gradient_Mismatch})
+# Pairs that run one computation two ways, where "one way raises" is a symptom (Note [One side raises]).
+EXCEPTION_SYMPTOM_KINDS = frozenset({
+    PatternKind.JIT_Eager_Mismatch, PatternKind.Compile_Eager_Mismatch, PatternKind.Device_Mismatch,
+    PatternKind.Layout_Mismatch, PatternKind.Variant_Mismatch, PatternKind.Batch_Mismatch,
+})
 _NONFINITE_WORD = re.compile(r"\bnans?\b|\binfs?\b|\binfinity\b|\binfinite\b(?!\s+(?:loop|recursion|wait))|-inf\b"
                              r"|non-?finite", re.I)
 _EXPECTED_BEFORE = re.compile(r"(?:instead of|rather than|expected|expect|should (?:be|return|give)|not)\W+(?:\w+\W+)?$",
@@ -267,8 +291,28 @@ def reports_nonfinite(title: str) -> bool:
     return False
 
 
-def symptom_kind(kind: PatternKind, title: str) -> PatternKind:
-    """NaN_Inf where a gradient pair reports a non-finite result, else ``kind``."""
+# Note [One side raises]
+# "baddbmm raises an error but baddbmm_ succeeds", "throws on the CPU but runs successfully on the GPU": the two
+# runs of one computation disagree on whether it is defined at all. That is an Exception_Mismatch on the pair the
+# report compares (its oracle: both raise or neither does), not a value mismatch: the side that succeeds has no
+# value to compare with. It needs both halves in the reporter's words: an error that was raised (a pasted
+# ``SomethingError:`` line, "raises/throws an error/exception") and a run that succeeded ("succeeds",
+# "successfully", "runs fine"). "No error, but the values are wrong" is the usual silent bug and says neither.
+_RAISED = re.compile(r"\b[a-z]*error: |\b(?:raise[sd]?|throws?|thrown|threw)\b(?: \w+)?(?: an?)? (?:error|exception)\b")
+_SUCCEEDED = re.compile(r"\bsucceed(?:s|ed)?\b|\bsuccessfully\b|\b(?:runs?|works?|ran|worked) fine\b")
+
+
+def one_side_raises(text: str) -> bool:
+    """The report contrasts a run that raised with one that succeeded (Note [One side raises])."""
+    text = text.lower()
+    return bool(_RAISED.search(text)) and bool(_SUCCEEDED.search(text))
+
+
+def symptom_kind(kind: PatternKind, title: str, prose: str = "") -> PatternKind:
+    """The kind the report's symptom names: NaN_Inf where a gradient pair reports a non-finite result,
+    Exception_Mismatch where one side of the pair raised and the other succeeded, else ``kind``."""
     if kind in NONFINITE_SYMPTOM_KINDS and reports_nonfinite(title):
         return PatternKind.NaN_Inf
+    if kind in EXCEPTION_SYMPTOM_KINDS and one_side_raises(title + "\n" + prose):
+        return PatternKind.Exception_Mismatch
     return kind

@@ -11,6 +11,7 @@ recording (agent/extract/recorded.py) go to the extractor beside the issue's tex
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from typing import Any
@@ -64,13 +65,20 @@ _USUAL_IMPORTS = {"torch": "import torch", "nn": "import torch.nn as nn", "F": "
                   "np": "import numpy as np"}
 
 
-def repro_of(body: str) -> str | None:
+def repro_of(body: str, comments: Sequence[str] = ()) -> str | None:
     """The report's own repro, as it would be run: Note [The repro as a report spreads it].
 
     The first fenced Python block that imports torch (what the source re-check runs, see
     agent/transfer/source_repro.py), with the Python blocks after it that continue it; else a
     block pasted without a fence; else a fenced block that uses torch without importing it.
+    A description without one takes the first comment that has one: a maintainer's reduced repro.
     """
+    found = _repro_in(body)
+    return found if found is not None else next(
+        (code for code in (_repro_in(text) for text in comments if text) if code is not None), None)
+
+
+def _repro_in(body: str) -> str | None:
     from agent.extract.codeblocks import code_blocks, unfenced_code
 
     blocks = [b for b in code_blocks(body or "") if b.is_python and b.tree is not None]
@@ -194,7 +202,7 @@ def record_issues(store: Any, issue_ids: list[int], options: RecordingOptions) -
     for start in range(0, len(issue_ids), _CHUNK):
         with store.session() as session:
             for issue in load_issues(session, issue_ids[start:start + _CHUNK]):
-                code = repro_of(issue.body)
+                code = repro_of(issue.body, [c.get("body") or "" for c in issue.comments or []])
                 if code is None:
                     continue
                 summary.with_repro += 1

@@ -36,7 +36,7 @@ from typing import Any, Iterable
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agent.extract.modes import NONFINITE_SYMPTOM_KINDS
+from agent.extract.modes import EXCEPTION_SYMPTOM_KINDS, NONFINITE_SYMPTOM_KINDS
 from agent.extract.recording import Call, Recording, TensorMeta
 from agent.patterns import KNOWN_MODES, BugPattern, Mode, Oracle, OracleKind, PatternKind, Trigger
 
@@ -941,6 +941,8 @@ def enrich(pattern: BugPattern | None, error: str | None, facts: RecordedFacts, 
             # the text found the pair too and named its non-finite symptom (Note [A non-finite result names
             # the kind]); a NaN_Inf with no pair (NaN inputs, no mode) takes the recorded kind
             kind = PatternKind.NaN_Inf
+        elif pattern is not None and pattern.kind == PatternKind.Exception_Mismatch and kind in EXCEPTION_SYMPTOM_KINDS:
+            kind = PatternKind.Exception_Mismatch  # the text's symptom on the recorded pair (Note [One side raises])
     elif pattern is not None:
         kind, reference, test = pattern.kind, pattern.reference_mode, pattern.test_mode
     else:

@@ -286,6 +286,15 @@ class _Scanner(ast.NodeVisitor):
         return False
 
     def visit_AugAssign(self, node: ast.AugAssign) -> None:  # noqa: N802
+        # ``s += x`` computes as ``s + x`` does; ``s = 0; s += x`` leaves a tensor in s
+        as_binop = ast.BinOp(left=node.target, op=node.op, right=node.value)
+        if isinstance(node.op, ast.MatMult):
+            self._record("torch.matmul", "operator", node, {}, [])
+        elif type(node.op) in _ARITHMETIC and self._tensor_operands(as_binop):
+            self.facts.operators.append(CallSite(_ARITHMETIC[type(node.op)], "operator", {}, [],
+                                                 node.lineno, self.depth > 0, self.print_depth > 0))
+            if isinstance(node.target, ast.Name):
+                self.int_names.discard(node.target.id)
         self.visit(node.value)
         if isinstance(node.target, ast.Subscript):
             self._indexed_write(node.target)

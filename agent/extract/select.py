@@ -189,6 +189,8 @@ def title_ops(title: str) -> list[str]:
         if plain and low not in marked or low in DTYPE_NAMES or len(low) < 2:
             continue
         op = next((f"{ns}.{low}" for ns in _OP_NAMESPACES if _fuzzable(f"{ns}.{low}")), None)
+        if op is None and low.endswith("_") and not low.endswith("__") and _fuzzable(f"torch.Tensor.{low}"):
+            op = f"torch.Tensor.{low}"  # an in-place method's name (lerp_, index_add_) is code, never English
         if op is not None and not op.startswith(INFRA_PREFIXES) and op not in INFRA_TORCH and op not in found:
             found.append(op)
     return found

@@ -113,18 +113,26 @@ def _api_occurs(api: str, text: str) -> bool:
 def _pattern_check(issue: Any, recorded: Any = None) -> Callable[[PatternAnswer], str | None]:
     """Semantic post-checks of a pattern answer; a failure goes back through the repair round.
 
-    An API counts as the issue's when its text mentions it or its repro's recorded run (``recorded``, the
-    RecordedFacts) shows the op ran: ``a + b`` runs torch.add without naming it.
+    An API counts as the issue's when its text mentions it, its repro's code runs it through an operator
+    (``a + b`` runs torch.add without naming it), or the repro's recorded run (``recorded``, the RecordedFacts)
+    shows the op ran.
     """
-    text = issue.title + "\n" + issue.body
+    text = "\n".join([issue.title, issue.body, *((c.get("body") or "") for c in getattr(issue, "comments", None) or [])])
     ran = set(getattr(recorded, "ran", None) or [])
+    operators: frozenset[str] | None = None
 
     def check(answer: PatternAnswer) -> str | None:
+        nonlocal operators
         pattern = answer.pattern
         if pattern is None:
             return None
         if not _api_occurs(pattern.api, text) and pattern.api not in ran:
-            return f"the pattern names {pattern.api}, which the issue does not mention and its repro did not run"
+            if operators is None:  # read only when needed: the repro's arithmetic runs these ops unnamed
+                from agent.extract.analyzer import operator_ops
+
+                operators = operator_ops(text)
+            if pattern.api not in operators:
+                return f"the pattern names {pattern.api}, which the issue does not mention and its repro did not run"
         try:
             back = parse_formal(pattern.to_formal())
         except Exception as exc:  # the formal printer/parser pair rejected it: tell the model

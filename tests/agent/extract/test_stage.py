@@ -288,9 +288,25 @@ def test_a_pattern_on_an_op_the_repro_ran_passes_the_mention_check() -> None:
     from agent.extract.stage import _pattern_check
     from agent.llm.schemas import PatternAnswer
 
-    issue = SimpleNamespace(title="sum of two tensors differs under compile", body="```python\nz = x + y\n```")
-    answer = PatternAnswer(pattern=BugPattern(kind=PatternKind.Compile_Eager_Mismatch, api="torch.add",
+    issue = SimpleNamespace(title="a product differs under compile", body="```python\nz = helper(x)\n```")
+    answer = PatternAnswer(pattern=BugPattern(kind=PatternKind.Compile_Eager_Mismatch, api="torch.mul",
                                               reference_mode=Mode(name="eager"), test_mode=Mode(name="compile:inductor")))
     assert "does not mention" in (_pattern_check(issue)(answer) or "")
-    ran = RecordedFacts(run_status="ok", ran=["torch.randn", "torch.add"])
+    ran = RecordedFacts(run_status="ok", ran=["torch.randn", "torch.mul"])
     assert _pattern_check(issue, ran)(answer) is None
+
+
+def test_an_op_the_repro_runs_through_an_operator_passes_the_mention_check() -> None:
+    from types import SimpleNamespace
+
+    from agent.extract.stage import _pattern_check
+    from agent.llm.schemas import PatternAnswer
+
+    def answer(api: str) -> PatternAnswer:
+        return PatternAnswer(pattern=BugPattern(kind=PatternKind.JIT_Eager_Mismatch, api=api,
+                                                reference_mode=Mode(name="eager"), test_mode=Mode(name="jit.trace")))
+
+    issue = SimpleNamespace(title="traced function changes its argument",
+                            body="```python\ndef f(x):\n    s = 0\n    s += x\n    return s\n```")
+    assert _pattern_check(issue)(answer("torch.add")) is None  # ``s += x`` runs torch.add without naming it
+    assert "does not mention" in (_pattern_check(issue)(answer("torch.mul")) or "")

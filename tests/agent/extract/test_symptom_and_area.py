@@ -1,0 +1,149 @@
+"""What a report's own words say about its symptom and its area, beside what its code runs.
+
+Reports written for these tests, in our own words: one side of a pair raising while the other succeeds
+(Note [One side raises], modes.py), a report that only ran on an accelerator but is about a compiler
+(Note [Device-only reports]), arithmetic through augmented assignment, and an in-place method named bare
+in a title.
+"""
+
+from __future__ import annotations
+
+from agent.extract.analyzer import analyze_issue
+from agent.extract.modes import one_side_raises
+from agent.patterns import OracleKind, PatternKind
+
+INPLACE_RAISES = """With an input whose shape cannot broadcast, the functional `addmm` raises an error while the
+in-place `addmm_` succeeds and returns a tensor.
+
+```python
+import torch
+acc = torch.rand(3, 5, 0)
+a, b = torch.rand(3, 4), torch.rand(4, 5)
+torch.addmm(acc.clone(), a, b)
+acc.clone().addmm_(a, b)
+```
+"""
+
+INPLACE_WRONG = """No error is raised, but the in-place `addcdiv_` writes values that differ from `addcdiv`.
+
+```python
+import torch
+t, a, b = torch.rand(8), torch.rand(8), torch.rand(8) + 1
+print(torch.addcdiv(t, a, b), t.clone().addcdiv_(a, b))
+```
+"""
+
+
+def test_one_side_raising_is_an_exception_mismatch_on_the_compared_pair() -> None:
+    pattern = analyze_issue("addmm_ accepts an input that addmm rejects", INPLACE_RAISES, []).pattern
+    assert pattern is not None
+    assert (pattern.kind, pattern.test_mode.name) == (PatternKind.Exception_Mismatch, "variant:inplace")
+    assert pattern.oracle.kind == OracleKind.ExceptionConsistency
+
+
+def test_a_pasted_error_line_and_a_run_that_worked_fine_is_one_side_raising() -> None:
+    assert one_side_raises("On the CPU: RuntimeError: shapes cannot be multiplied\nOn the GPU it ran fine.")
+
+
+def test_no_error_with_wrong_values_stays_a_value_mismatch() -> None:
+    pattern = analyze_issue("addcdiv_ differs from addcdiv", INPLACE_WRONG, []).pattern
+    assert pattern is not None and pattern.kind == PatternKind.Variant_Mismatch
+    assert pattern.oracle.kind == OracleKind.ValueCorrectness
+
+
+DEVICE_ONLY = """{prose}
+
+```python
+import torch
+device = "cuda"
+def f(x, idx):
+    out = torch.zeros(4, x.shape[1], device=device)
+    out.index_add_(0, idx, x * 2)
+    return out / (out[idx] + 1e-6)
+x = torch.ones(64, 3, device=device)
+idx = torch.zeros(64, dtype=torch.long, device=device)
+print(f(x, idx))
+```
+"""
+
+
+def test_a_compiler_area_label_outranks_the_device_the_code_ran_on() -> None:
+    pattern = analyze_issue("index_add followed by a division is wrong", DEVICE_ONLY.format(prose="Wrong output."),
+                            ["module: inductor"]).pattern
+    assert pattern is not None
+    assert (pattern.kind, pattern.test_mode.name) == (PatternKind.Compile_Eager_Mismatch, "compile:inductor")
+    assert pattern.test_mode.options.get("device") == "cuda"  # where it was seen is kept
+
+
+def test_the_prose_naming_torch_compile_outranks_the_device_the_code_ran_on() -> None:
+    body = DEVICE_ONLY.format(prose="torch.compile gives a different output from eager for this function.")
+    pattern = analyze_issue("index_add followed by a division is wrong", body, []).pattern
+    assert pattern is not None and pattern.test_mode.name == "compile:inductor"
+
+
+def test_a_prose_word_for_a_gradient_does_not_outrank_the_device() -> None:
+    body = DEVICE_ONLY.format(prose="Later I call backward on this, but the forward values are already off.")
+    pattern = analyze_issue("index_add followed by a division differs on the GPU", body, []).pattern
+    assert pattern is not None and pattern.test_mode.name == "device:cuda"
+
+
+def test_augmented_assignment_onto_an_int_runs_the_tensor_op() -> None:
+    body = """Tracing this function and calling it changes the argument.
+
+```python
+import torch
+def f(x):
+    s = 0
+    s += x
+    s += x
+    return s
+x = torch.ones(2, 2)
+traced = torch.jit.trace(f, x)
+traced(x)
+print(x)
+```
+"""
+    pattern = analyze_issue("traced function modifies its input", body, []).pattern
+    assert pattern is not None
+    assert (pattern.api, pattern.test_mode.name) == ("torch.add", "jit.trace")
+
+
+def test_an_inplace_method_named_bare_in_the_title_is_the_op() -> None:
+    body = "Inductor writes the wrong buffer here; the repro is long, the relevant line is `m.lerp_(g, 0.1)`.\n"
+    analysis = analyze_issue("[inductor] wrong values after lerp_", body, ["module: correctness (silent)"])
+    assert analysis.pattern is not None and analysis.pattern.api == "torch.Tensor.lerp_"
+
+
+REDUCED_IN_A_COMMENT = """Thanks, I cut it down to this:
+
+```python
+import torch
+
+def g(x):
+    y = torch.zeros_like(x)
+    y[:, 0] += x[:, 1].exp()
+    return y.sum()
+
+h = torch.compile(torch.func.grad(g))
+x = torch.randn(2, 3)
+print(torch.func.grad(g)(x))
+print(h(x))
+```
+"""
+
+
+def test_a_reduced_repro_in_a_comment_is_the_reports_code() -> None:
+    body = "Composing compile with func.grad silently gives a different gradient; the original script is long."
+    analysis = analyze_issue("compile of func.grad silently returns a wrong gradient", body, [],
+                             [REDUCED_IN_A_COMMENT])
+    assert analysis.triage.is_silent_bug, analysis.triage.reason
+    assert analysis.pattern is not None and analysis.pattern.test_mode.name.endswith("compile:inductor")
+
+
+def test_the_repro_to_record_comes_from_a_comment_when_the_description_has_none() -> None:
+    from agent.extract.record_stage import repro_of
+
+    code = repro_of("No code here, see below.", ["I can reproduce it too.", REDUCED_IN_A_COMMENT])
+    assert code is not None and "torch.func.grad(g)" in code
+    assert repro_of("```python\nimport torch\nprint(torch.ones(2))\n```", [REDUCED_IN_A_COMMENT]).startswith(
+        "import torch\nprint")  # the description's own repro comes first
