@@ -35,11 +35,13 @@ from fuzz_core.oracles.compare import Mismatch
 from fuzz_core.oracles.defined_input import duplicate_write, selects_between_branches
 from fuzz_core.oracles.low_precision import (
     FLOAT_ACCUMULATING_REDUCTIONS,
+    SCAN_OPS,
     beyond_range,
     edge_overflow,
     intermediate_bound,
     low_dtype_of,
     nonfinite_where_answer_fits,
+    scan_prefix_bound,
     unrepresentable_parameters,
 )
 from fuzz_core.oracles.tolerance import rounding_allowance_ulps
@@ -401,6 +403,8 @@ def order_dependent_overflow(h: Campaign, sample: Sample, path: str, where: torc
 
     fn = bound_callable(h.target, sample, dtype=torch.float64 if h.target.is_module_class else None)
     bound = intermediate_bound(fn, sample.tree(), lambda out: dict(output_leaves(out)).get(path))
+    if h.target.short_name.rstrip("_") in SCAN_OPS:  # Note [A scan passes through its own outputs]
+        bound = scan_prefix_bound(bound, sample.tree())
     if not edge_overflow(bound, where, dtype):
         return None
     assert bound is not None
@@ -572,6 +576,8 @@ def low_precision_excuse(h: Campaign, sample: Sample, test_out: Any, fp64_out: A
     bound = intermediate_bound(bound_callable(h.target, sample, dtype=torch.float64 if h.target.is_module_class
                                               else None), sample.tree(),
                                lambda out: dict(output_leaves(out)).get(path))
+    if h.target.short_name.rstrip("_") in SCAN_OPS:  # Note [A scan passes through its own outputs]
+        bound = scan_prefix_bound(bound, sample.tree())
     if not edge_overflow(bound, where, low):
         return None
     assert bound is not None

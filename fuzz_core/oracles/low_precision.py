@@ -30,6 +30,9 @@ FLOAT_ACCUMULATING_REDUCTIONS = frozenset({
     "matrix_norm", "logsumexp", "softmax", "log_softmax", "cumsum", "layer_norm", "group_norm", "batch_norm",
     "instance_norm", "rms_norm", "cosine_similarity", "pairwise_distance",
 })
+# Scans: each output is a partial result of the later ones along the scan dimension (Note [A scan passes
+# through its own outputs]).
+SCAN_OPS = frozenset({"cumsum", "cumprod", "cummax", "cummin", "logcumsumexp"})
 # Partial results within this factor of the low dtype's largest value count as reaching the edge: the
 # rounding of the inputs to the low dtype alone moves a value this close over it.
 EDGE_FACTOR = 0.5
@@ -96,6 +99,25 @@ def intermediate_bound(fn: Callable[..., Any], tree: Any, path_leaf: Callable[[A
     except Exception:  # noqa: BLE001 - an op with a domain (logit, acos) has no such bound
         return None
     return leaf.double() if isinstance(leaf, torch.Tensor) and leaf.is_floating_point() else None
+
+
+def scan_prefix_bound(bound: torch.Tensor | None, tree: Any) -> torch.Tensor | None:
+    """Note [A scan passes through its own outputs]
+
+    A scan's k-th output is computed from its (k-1)-th: cumprod([8e34, -1e35, 3e-39]) passes through 8e69 on the
+    way to 2.5e31. So the partial results behind position k are bounded by the largest bound at or before k
+    along the scan dimension, not by the bound at k alone. Whether an accumulator of float (a bfloat16 kernel)
+    or of double (the float32 one) carries such a prefix through is the accumulator's width, and maintainers
+    close "the product recovered in float32 but not in bfloat16" as expected. The running maximum of ``bound``
+    along the scan's ``dim`` (the second positional argument or the ``dim`` keyword); ``bound`` unchanged when the
+    dimension cannot be read."""
+    if bound is None or bound.dim() == 0:
+        return bound
+    args, kwargs = tree
+    dim = kwargs.get("dim", args[1] if len(args) > 1 else None)
+    if not isinstance(dim, int) or isinstance(dim, bool) or not -bound.dim() <= dim < bound.dim():
+        return bound
+    return bound.nan_to_num(nan=0.0).cummax(dim).values
 
 
 def edge_overflow(bound: torch.Tensor | None, where: torch.Tensor, low: torch.dtype) -> bool:

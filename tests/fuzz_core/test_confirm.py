@@ -120,3 +120,23 @@ def test_an_infinity_only_the_test_mode_produces_on_huge_inputs_is_confirmed(tmp
     assert result.verdict == "confirmed", result.reason
     assert result.evidence["test_only_infinities"] == 2
     assert result.evidence["perturbation_overflows"] is False
+
+
+# A product whose second prefix (8.6e69) is beyond every low dtype's range and whose third comes back to 2.5e31:
+# float32 eager carries the prefix in a double accumulator, a bfloat16 kernel in a float one.
+CUMPROD_PAST_AN_OVERFLOW = '''
+def make_inputs(seed):
+    return (torch.tensor([-8.632194e34, -9.930268e34, 2.938736e-39]), 0), {}
+
+def target(x, dim):
+    return torch.cumprod(x, dim)
+'''
+
+
+def test_a_scan_that_recovers_from_an_overflowed_prefix_only_in_float32_is_suspicious(tmp_path) -> None:
+    # Note [A scan passes through its own outputs]: the bound at the last element is its prefix's 8.6e69
+    spec = HarnessSpec(api="planted.cumprod", input_source="code", code=CUMPROD_PAST_AN_OVERFLOW,
+                       test_mode="dtype:bfloat16")
+    result = run_harness(spec, max_executions=1, workdir=tmp_path)
+    assert result.verdict == "suspicious", result.reason
+    assert result.evidence["intermediate_bound"] == pytest.approx(8.572e69, rel=1e-3)
