@@ -134,7 +134,7 @@ def analyze_issue(title: str, body: str, labels: list[str], comments: list[str] 
     has_repro = False
     for block in python_blocks:
         try:
-            block_facts = scan_tree(block.tree)  # type: ignore[arg-type]
+            block_facts = scan_tree(block.tree, session=block.session)  # type: ignore[arg-type]
         except RecursionError:  # absurdly deep expressions: read the other blocks and the prose
             continue
         has_repro = has_repro or any(c.api.startswith("torch") for c in block_facts.calls)

@@ -45,8 +45,10 @@ class CodeBlock:
     text: str
     is_python: bool
     tree: ast.Module | None  # parsed only, never executed
+    session: bool = False  # typed at a prompt (>>>, In [1]:): each expression's value was shown
 
 
+_PROMPTED = re.compile(r"^[^\S\n]*(?:>>>|In \[\d*\]:)", re.M)
 _IPYTHON_IN = re.compile(r"^[^\S\n]*In \[\d*\]:[^\S\n]?")
 _IPYTHON_MORE = re.compile(r"^[^\S\n]*\.{3,}:[^\S\n]?")
 
@@ -248,7 +250,8 @@ def code_blocks(body: str) -> list[CodeBlock]:
         # (printed tensors such as ``tensor([1., 2.])`` also parse as an expression).
         looks_like_code = tree is not None and any(_is_statement_of_code(node) for node in tree.body)
         is_python = lang in _PY_LANGS and tree is not None or (lang == "" and looks_like_code)
-        blocks.append(CodeBlock(lang, source if is_python else text, is_python, tree if is_python else None))
+        blocks.append(CodeBlock(lang, source if is_python else text, is_python, tree if is_python else None,
+                                session=is_python and source != text and _PROMPTED.search(text) is not None))
     return blocks
 
 

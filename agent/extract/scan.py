@@ -293,8 +293,14 @@ class _Scanner(ast.NodeVisitor):
         elif type(node.op) in _ARITHMETIC and self._tensor_operands(as_binop):
             self.facts.operators.append(CallSite(_ARITHMETIC[type(node.op)], "operator", {}, [],
                                                  node.lineno, self.depth > 0, self.print_depth > 0))
-            if isinstance(node.target, ast.Name):
-                self.int_names.discard(node.target.id)
+            if isinstance(node.target, ast.Name) and node.target.id in self.int_names:
+                self.int_names.discard(node.target.id)  # s = 0; s += x: s holds a tensor from here on
+            elif isinstance(node.target, ast.Name) and node.target.id not in self.numpy_names:
+                # a tensor updated in place: ``a -= a[:, :1]`` is ``a.sub_(a[:, :1])`` (``x[i] += v`` is an
+                # indexed write, read by _indexed_write)
+                self.facts.inplace_methods.append(_ARITHMETIC[type(node.op)].rsplit(".", 1)[1] + "_")
+                if isinstance(node.target, ast.Name) and node.target.id in self.expanded_names:
+                    self.facts.inplace_on_expanded = True
         self.visit(node.value)
         if isinstance(node.target, ast.Subscript):
             self._indexed_write(node.target)
@@ -626,10 +632,24 @@ def commented_modes(source: str) -> list[str]:
     return [_COMMENTED_NAMES[m.group(1)] for m in _COMMENTED_MODE.finditer(source)]
 
 
-def scan_tree(tree: ast.Module) -> CodeFacts:
-    """Facts of one parsed snippet."""
+def scan_tree(tree: ast.Module, *, session: bool = False) -> CodeFacts:
+    """Facts of one parsed snippet; ``session`` when it was typed at a prompt (``>>>``, ``In [1]:``).
+
+    At a prompt the interpreter shows the value of every expression statement: ``a.sub(b)`` on a line of its own
+    shows a value as a print would (Note [What a repro prints]), while the call in it stays a call of the code,
+    not one set aside inside print().
+    """
     aliases = dict(DEFAULT_ALIASES)
     aliases.update(_collect_aliases(tree))
     scanner = _Scanner(aliases)
     scanner.visit(tree)
+    if session:
+        for statement in tree.body:
+            value = statement.value if isinstance(statement, ast.Expr) else None
+            if value is None or isinstance(value, ast.Constant) or (
+                    isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "print"):
+                continue
+            scanner.facts.printed_values += 1
+            if any(_is_difference(scanner, leaf) for leaf in ast.walk(value)):
+                scanner.facts.prints_difference = True
     return scanner.facts

@@ -147,3 +147,38 @@ def test_the_repro_to_record_comes_from_a_comment_when_the_description_has_none(
     assert code is not None and "torch.func.grad(g)" in code
     assert repro_of("```python\nimport torch\nprint(torch.ones(2))\n```", [REDUCED_IN_A_COMMENT]).startswith(
         "import torch\nprint")  # the description's own repro comes first
+
+
+def test_values_shown_at_a_prompt_are_printed_values() -> None:
+    body = """This looks wrong to me:
+
+```
+>>> import torch
+>>> a = torch.arange(10)
+>>> a[1:].sub(a[:-1])
+tensor([1, 1, 1, 1, 1, 1, 1, 1, 1])
+>>> a[1:].sub_(a[:-1])
+tensor([1, 1, 1, 4, 1, 1, 5, 1, 1])
+```
+"""
+    analysis = analyze_issue("strange values from an in-place op on an overlapping view", body, [])
+    assert analysis.facts.printed_values == 2
+    assert analysis.triage.is_silent_bug, analysis.triage.reason
+    assert analysis.pattern is not None and analysis.pattern.test_mode.name == "variant:inplace"
+    assert analysis.pattern.api == "torch.Tensor.sub_"  # a call at a prompt is not set aside as printed
+
+
+def test_augmented_assignment_onto_a_tensor_is_its_inplace_form() -> None:
+    body = """The in-place form differs from the out-of-place one when the operand overlaps the tensor:
+
+```python
+import torch
+a = torch.randn(3, 3)
+b = a.clone()
+a -= a[:, :1]
+b = b - b[:, :1]
+print(torch.allclose(a, b))
+```
+"""
+    pattern = analyze_issue("in-place subtraction of a view of itself is wrong", body, []).pattern
+    assert pattern is not None and pattern.test_mode.name == "variant:inplace"
