@@ -281,7 +281,8 @@ class Campaign:
         self._compiles_for: Mode | None = None  # the test mode `compiles` was answered for, and the answer
         self._test_compiles = False
         self._sign_ambiguous = True  # target.sign_ambiguous, looked up once the target is built (prepare)
-        self._plain = False  # neither mode compiles (prepare): Campaign._evaluate_plain may run the input
+        self._plain = False  # the reference does not compile (prepare): Campaign._evaluate_plain may run the input
+        self._test_compiling: Any = None  # the compile mode the test mode runs through, or None (prepare)
         # _compiled_entries' list: [the corpus, how many of its entries were looked at, len(compiled_shapes) then,
         # the entries whose shapes are compiled]
         self._compiled_view: list[Any] | None = None
@@ -327,7 +328,8 @@ class Campaign:
         except InputError as exc:
             raise HarnessBroken(str(exc)) from exc
         self._sign_ambiguous = bool(self.target.sign_ambiguous)
-        self._plain = self._compile_mode(self.reference) is None and self._compile_mode(self.test) is None
+        self._plain = self._compile_mode(self.reference) is None
+        self._test_compiling = self._compile_mode(self.test)
         self.seeds = [self.canonical(s) for s in seeds]
         if not self.seeds:
             raise NoInputs("the trigger left no input")
@@ -515,10 +517,11 @@ class Campaign:
 
     def _evaluate_plain(self, entry: CorpusEntry, leaves: list[torch.Tensor]) -> Finding | str:
         """`evaluate` for the common input (Note [The hot loop]): not measured (no op scope), a deterministic
-        target, neither mode compiling. Both runs are made as `execute` makes them (a private copy of the input
-        for a mode that could write to it, else the input itself and the version-counter check) under one switch
-        of the grad mode; outputs identical leaf for leaf pass at once. Any other outcome goes on as `evaluate`
-        goes on."""
+        target, a reference that does not compile. Both runs are made as `execute` makes them (a private copy of the
+        input for a mode that could write to it, else the input itself and the version-counter check) under one
+        switch of the grad mode; a compiling test mode's run is booked as `run_mode` books it (compile time apart
+        from run time, its structure among the compiled ones); outputs identical leaf for leaf pass at once. Any
+        other outcome goes on as `evaluate` goes on."""
         assert self.target is not None and self.reference is not None and self.test is not None
         sample, target, reference, test_mode = entry.sample, self.target, self.reference, self.test
         ref_copies = copies_inputs(reference, target, sample)
@@ -531,8 +534,9 @@ class Campaign:
                 ref = self.run_mode(reference, sample, leaves)
                 test = self.run_mode(test_mode, sample, leaves) if ref.status == "ok" else ref
                 return self._judge(entry, ref, test)
+        compiling, compiles_before = self._test_compiling, 0
         grad_was = torch.is_grad_enabled()
-        start = time.monotonic()
+        start = test_start = time.monotonic()
         torch._C._set_grad_enabled(False)
         try:
             try:
@@ -544,6 +548,8 @@ class Campaign:
             if ref is not None:
                 test = ref
             else:
+                compiles_before = compiling.compiles if compiling is not None else 0
+                test_start = time.monotonic()
                 try:
                     test_out = test_mode.run(target, _private_copy(sample) if test_copies else sample)
                 except Exception as exc:
@@ -553,7 +559,16 @@ class Campaign:
                             else wrote_to_input(target))
         finally:
             torch._C._set_grad_enabled(grad_was)
-            self.tally.execute_s += time.monotonic() - start
+            end = time.monotonic()
+            if compiling is not None and compiling.compiles > compiles_before:  # the test run compiled
+                self.tally.execute_s += test_start - start
+                self.tally.compile_s += end - test_start
+                self.tally.compiles += 1
+                self._last_compile_end = end
+            else:
+                self.tally.execute_s += end - start
+        if compiling is not None and test is not ref:
+            self.compiled_shapes.add(_shape_sig(entry))
         if ref is None:
             ref = Execution("ok", output=detach_output(ref_out))
         if test is None:
