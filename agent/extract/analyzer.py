@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agent.extract.codeblocks import code_blocks, unfenced_code
-from agent.extract.modes import ModePair, mode_pair, symptom_kind
+from agent.extract.modes import ModePair, mode_pair, reports_nonfinite, symptom_kind
 from agent.extract.public_ops import public_op
 from agent.extract.scan import CodeFacts, commented_modes, scan_tree
 from agent.extract.select import choose_api
@@ -107,6 +107,9 @@ def _checked_api(api: str | None, ranked: list[tuple[str, float]]) -> tuple[str 
     return None, rejected
 
 
+_OVERFLOW_WORD = re.compile(r"\boverflow(?:s|ed|ing)?\b", re.I)
+
+
 def _python_blocks(blocks: list[Any]) -> list[Any]:
     return [b for b in blocks if b.is_python and b.tree is not None]
 
@@ -146,7 +149,9 @@ def analyze_issue(title: str, body: str, labels: list[str], comments: list[str] 
     signals = read_signals(title, rules_text, labels, comments, blocks)
     api, ranked = choose_api(facts.calls, title, prose, facts.operators)
     modes = mode_pair(facts, title, prose, signals)
-    nan_evidence = bool(facts.special_values) or any("nan" in label for label in signals.labels)
+    # a title that reports a NaN/Inf or an overflow is a non-finite result to check against float64
+    nan_evidence = bool(facts.special_values) or any("nan" in label for label in signals.labels) or (
+        reports_nonfinite(title) or _OVERFLOW_WORD.search(title) is not None)
     if modes is None and signals.crash:
         modes = ModePair(PatternKind.Crash, "eager", "eager", {}, "text")
     elif modes is None and nan_evidence:

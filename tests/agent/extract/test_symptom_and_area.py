@@ -182,3 +182,18 @@ print(torch.allclose(a, b))
 """
     pattern = analyze_issue("in-place subtraction of a view of itself is wrong", body, []).pattern
     assert pattern is not None and pattern.test_mode.name == "variant:inplace"
+
+
+def test_an_overflow_in_the_title_without_a_mode_is_checked_against_float64() -> None:
+    body = """The norm of a vector of large but finite entries should be finite:
+
+```python
+import torch
+v = torch.full((4,), 3e30)
+print(torch.linalg.vector_norm(v))
+```
+"""
+    pattern = analyze_issue("vector_norm overflows for large inputs", body, ["module: correctness (silent)"]).pattern
+    assert pattern is not None
+    assert (pattern.kind, pattern.api, pattern.test_mode.name) == (PatternKind.NaN_Inf, "torch.linalg.vector_norm",
+                                                                   "eager")
