@@ -36,6 +36,7 @@ from fuzz_core.oracles.defined_input import duplicate_write, selects_between_bra
 from fuzz_core.oracles.low_precision import (
     FLOAT_ACCUMULATING_REDUCTIONS,
     SCAN_OPS,
+    VARIANCE_REDUCTIONS,
     beyond_range,
     edge_overflow,
     intermediate_bound,
@@ -43,10 +44,11 @@ from fuzz_core.oracles.low_precision import (
     nonfinite_where_answer_fits,
     scan_prefix_bound,
     unrepresentable_parameters,
+    variance_accumulator_bound,
 )
 from fuzz_core.oracles.tolerance import rounding_allowance_ulps
 from fuzz_core.oracles.value_classes import describe_nonfinite, nonfinite_disagreements
-from fuzz_core.tensors import output_leaves, tensor_leaves
+from fuzz_core.tensors import map_tensors, output_leaves, tensor_leaves
 
 if TYPE_CHECKING:
     from fuzz_core.campaign import Campaign
@@ -397,7 +399,10 @@ def order_dependent_overflow(h: Campaign, sample: Sample, path: str, where: torc
     excused: a stable algorithm for them exists and eager uses it.
     """
     assert h.target is not None
-    if not dtype.is_floating_point or h.target.short_name.rstrip("_") in FLOAT_ACCUMULATING_REDUCTIONS:
+    name = h.target.short_name.rstrip("_")
+    if dtype.is_floating_point and name in VARIANCE_REDUCTIONS:
+        return _variance_accumulator_overflow(h, sample, path, where)
+    if not dtype.is_floating_point or name in FLOAT_ACCUMULATING_REDUCTIONS:
         return None
     from fuzz_core.modes.base import bound_callable
 
@@ -411,10 +416,39 @@ def order_dependent_overflow(h: Campaign, sample: Sample, path: str, where: torc
     return float(bound[where][torch.isfinite(bound[where])].max())
 
 
+def _variance_accumulator_overflow(h: Campaign, sample: Sample, path: str, where: torch.Tensor) -> float | None:
+    """Note [A float accumulator's own range] (oracles/low_precision.py): the largest M2 bound at the positions
+    that overflow when it lies beyond float32's range, else None (the variance output only, not the mean)."""
+    assert h.target is not None
+    from fuzz_core.modes.base import bound_callable
+
+    if path not in ("out", "[0]"):
+        return None
+    inputs = [t for t in tensor_leaves(sample.tree()) if t.is_floating_point()]
+    if not inputs:
+        return None
+    fn = bound_callable(h.target, sample, dtype=torch.float64 if h.target.is_module_class else None)
+    args, kwargs = map_tensors(sample.tree(), lambda t: t.double() if t.is_floating_point() else t)
+    try:
+        with torch.no_grad():
+            leaf = dict(output_leaves(fn(*args, **kwargs))).get(path)
+    except Exception:  # noqa: BLE001 - no bound, no excuse
+        return None
+    if not isinstance(leaf, torch.Tensor) or leaf.shape != where.shape or not bool(where.any()):
+        return None
+    bound = variance_accumulator_bound(leaf, h.target.short_name.startswith("std"), inputs[0].numel())
+    at = bound[where]
+    at = at[torch.isfinite(at)]
+    if not at.numel() or not bool((at > torch.finfo(torch.float32).max).any()):
+        return None
+    return float(at.max())
+
+
 def partial_sums_words(top: float, dtype: torch.dtype) -> str:
     return (f"the test mode alone overflows where the float64 answer fits, but the partial results reach {top:.3g}, "
             f"at the edge of {str(dtype).removeprefix('torch.')}'s range ({torch.finfo(dtype).max:.4g}): whether they "
-            "overflow depends on the order of summation (Note [Partial sums at the range edge])")
+            "overflow depends on the order of summation or the accumulator's width (Note [Partial sums at the range "
+            "edge])")
 
 
 def check_amplification(h: Campaign, case: ValueCase) -> Outcome:

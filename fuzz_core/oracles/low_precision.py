@@ -101,6 +101,28 @@ def intermediate_bound(fn: Callable[..., Any], tree: Any, path_leaf: Callable[[A
     return leaf.double() if isinstance(leaf, torch.Tensor) and leaf.is_floating_point() else None
 
 
+# Reductions that accumulate the sum of squared deviations from the mean (Welford's M2): Note [A float
+# accumulator's own range].
+VARIANCE_REDUCTIONS = frozenset({"var", "std", "var_mean", "std_mean"})
+
+
+def variance_accumulator_bound(variance_like: torch.Tensor, std: bool, input_numel: int) -> torch.Tensor:
+    """Note [A float accumulator's own range]
+
+    The stable algorithms for var/std (Welford, two-pass) accumulate M2 = sum((x - mean)^2), which is the
+    variance times (N - correction); ``N * var`` (var = std^2 for std) bounds it from above, N being the
+    elements reduced into each output. When M2 itself lies beyond float32's largest value, no float accumulator
+    holds it: CPU eager (which accumulates float32 in double) gets the answer, CUDA eager and compiled kernels
+    (which accumulate in float) overflow, and which one a mode matches is the accumulator's width. A variance of
+    [0, 3.7e19, 0, 0] is 3.40282e38, one float32 ulp below the largest float, while its M2 is 1.02e39. Below
+    that range a float accumulator always suffices, so an overflow there stays a bug (FLOAT_ACCUMULATING_REDUCTIONS)."""
+    values = variance_like.double()
+    if std:
+        values = values * values
+    per_output = max(input_numel // max(values.numel(), 1), 1)
+    return values.abs() * per_output
+
+
 def scan_prefix_bound(bound: torch.Tensor | None, tree: Any) -> torch.Tensor | None:
     """Note [A scan passes through its own outputs]
 

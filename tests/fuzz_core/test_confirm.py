@@ -140,3 +140,33 @@ def test_a_scan_that_recovers_from_an_overflowed_prefix_only_in_float32_is_suspi
     result = run_harness(spec, max_executions=1, workdir=tmp_path)
     assert result.verdict == "suspicious", result.reason
     assert result.evidence["intermediate_bound"] == pytest.approx(8.572e69, rel=1e-3)
+
+
+# The test mode computes the variance as E[x^2] - E[x]^2 in float32 (squares overflow beyond ~1.8e19).
+NAIVE_VARIANCE = '''
+def make_inputs(seed):
+    return (torch.tensor({values}),), {{}}
+
+def target(x):
+    if x.is_contiguous():
+        return torch.var_mean(x, correction=0)
+    m = x.mean()
+    return ((x * x).mean() - m * m, m)
+'''
+
+
+def test_a_variance_whose_sum_of_squares_no_float_accumulator_holds_is_suspicious(tmp_path) -> None:
+    # Note [A float accumulator's own range]: var([0, 3.7e19, 0, 0]) fits, its M2 (1.02e39) does not
+    spec = HarnessSpec(api="planted.var_mean", input_source="code", test_mode="layout:noncontiguous",
+                       code=NAIVE_VARIANCE.format(values="[0.0, 3.6893486e19, 0.0, 0.0]"))
+    result = run_harness(spec, max_executions=1, workdir=tmp_path)
+    assert result.verdict == "suspicious", result.reason
+    assert result.evidence["intermediate_bound"] > 3.4028235e38
+
+
+def test_a_variance_overflow_a_float_accumulator_would_avoid_is_confirmed(tmp_path) -> None:
+    # the squares overflow float32, but the sum of squared deviations (about 1e36) fits: a real bug
+    spec = HarnessSpec(api="planted.var_mean", input_source="code", test_mode="layout:noncontiguous",
+                       code=NAIVE_VARIANCE.format(values="[2e19, 2e19, 2e19, 2.1e19]"))
+    result = run_harness(spec, max_executions=1, workdir=tmp_path)
+    assert result.verdict == "confirmed", result.reason
