@@ -277,6 +277,7 @@ class Campaign:
         # Per-mode lookups the hot loop would otherwise repeat for every input (Note [The hot loop]).
         self._compiling: dict[int, Any] = {}
         self._step_gen = torch.Generator()  # reseeded per mutation step: the same draws as a fresh generator
+        self._step_seed_base = _int_seed(spec.seed, 3) >> 1  # a step's seed: this + 64 * iteration + attempt
         self._measured = True  # whether the input now running is one the selector measures (op scope)
         self._compiles_for: Mode | None = None  # the test mode `compiles` was answered for, and the answer
         self._test_compiles = False
@@ -471,7 +472,9 @@ class Campaign:
             # Random draws depend on the dtype they are drawn in: low-precision runs cannot match them.
             self.tally.na_reasons.append("random op: draws differ between dtypes")
             return "na"
-        leaves = tensor_leaves(sample.tree())  # both runs check the input's version counters on these
+        args = sample.args  # both runs check the input's version counters on its tensors (`leaves`)
+        leaves = (list(args) if not sample.kwargs and all([type(a) is torch.Tensor for a in args])
+                  else tensor_leaves(sample.tree()))
         if not self._measured and self._plain and not self.random_op:
             return self._evaluate_plain(entry, leaves)
         ref = self.run_mode(self.reference, sample, leaves)
@@ -625,7 +628,7 @@ class Campaign:
             parent.picked += 1
             index = self._draw_mutator(weights, gen)
             mutator = self.mutators[index]
-            step_seed = _int_seed(self.spec.seed, iteration, _attempt)
+            step_seed = self._step_seed_base + 64 * iteration + _attempt  # distinct per step, one addition
             child = mutator.mutate(parent.sample, self._step_gen.manual_seed(step_seed))
             if child is not None:
                 child = self.canonical(child)

@@ -182,8 +182,8 @@ class GaussianNoise:
             noise.mul_(_factor(self.scale * spread, noise.dtype))
             if t.dtype is torch.float32 and t.is_contiguous():
                 return noise.add_(t)  # Note [Mutation cost]: the same values as the float64 round trip
-            if t.dtype is torch.float64 and t.is_contiguous():
-                return t + noise
+            if t.dtype is torch.float32 or t.dtype is torch.float64:
+                return t + noise  # the same values, and the layout the round trip's sum took from t
             return (t.double() + noise.double()).to(t.dtype)
 
         return _edit_one(sample, gen, edit, self.name)

@@ -106,7 +106,8 @@ def test_gaussian_noise_gives_the_float64_round_trips_values() -> None:
     base = torch.randn(6, 7, generator=torch.Generator().manual_seed(0)) * torch.logspace(-40, 37, 7)
     base[0, 0], base[1, 1], base[2, 2] = float("inf"), float("nan"), 3e38
     for dtype in (torch.float32, torch.float64, torch.float16, torch.bfloat16):
-        for t in (base.to(dtype), base.to(dtype).t(), base.to(dtype)[:, ::2]):
+        for t in (base.to(dtype), base.to(dtype).t(), base.to(dtype)[:, ::2], base.to(dtype)[:1].expand(6, 7),
+                  base.to(dtype)[:, :1].expand(6, 7).t()):
             for seed in range(20):
                 new = GaussianNoise().mutate(Sample(args=(t,)), torch.Generator().manual_seed(seed))
                 g = torch.Generator().manual_seed(seed)
