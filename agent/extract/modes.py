@@ -207,7 +207,9 @@ def mode_pair(facts: CodeFacts, title: str, prose: str, signals: TextSignals) ->
     Note [Device-only reports]
     Code that runs on an accelerator is the weakest mode evidence: it says where the report ran, not
     what differs. A title that names the condition (non-contiguous, float16, a gradient) wins over
-    it, and the device is kept as the test mode's ``device`` option. A report that differs between
+    it; without one, the maintainers' area label (``module: inductor``, ``module: half``) or a compiler
+    or tracer the prose names ("torch.compile gives a wrong result") does (``_area_mode``). The device
+    is kept as the test mode's ``device`` option. A report that differs between
     the CPU and an accelerator is a ``device:cuda`` pattern: fuzz_core runs it where the device exists
     and records it not_applicable elsewhere; an MPS or XPU report keeps ``device: mps``/``xpu`` as its
     option, so the device it was seen on is never lost. (A compile, trace or precision mode found in
