@@ -299,8 +299,9 @@ def reports_nonfinite(title: str) -> bool:
 # report compares (its oracle: both raise or neither does), not a value mismatch: the side that succeeds has no
 # value to compare with. It needs both halves in the reporter's words: an error that was raised (a pasted
 # ``SomethingError:`` line, "raises/throws an error/exception") and a run that succeeded ("succeeds",
-# "successfully", "runs fine"). "No error, but the values are wrong" is the usual silent bug and says neither.
-_RAISED = re.compile(r"\b[a-z]*error: |\b(?:raise[sd]?|throws?|thrown|threw)\b(?: \w+)?(?: an?)? (?:error|exception)\b")
+# "successfully", "runs fine"). "No error, but the values are wrong" is the usual silent bug and says neither, and
+# an AssertionError is the repro's own comparison failing, not a side that raised.
+_RAISED = re.compile(r"\b(?!assertion)[a-z]*error: |\b(?:raise[sd]?|throws?|thrown|threw)\b(?: \w+)?(?: an?)? (?:error|exception)\b")
 _SUCCEEDED = re.compile(r"\bsucceed(?:s|ed)?\b|\bsuccessfully\b|\b(?:runs?|works?|ran|worked) fine\b")
 
 

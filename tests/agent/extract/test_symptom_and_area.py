@@ -197,3 +197,7 @@ print(torch.linalg.vector_norm(v))
     assert pattern is not None
     assert (pattern.kind, pattern.api, pattern.test_mode.name) == (PatternKind.NaN_Inf, "torch.linalg.vector_norm",
                                                                    "eager")
+
+
+def test_a_failing_assertion_of_the_repro_is_not_a_side_that_raised() -> None:
+    assert not one_side_raises("Compiled: AssertionError: Tensor-likes are not close!\nEager runs successfully.")
