@@ -220,6 +220,11 @@ def _not_compiled_reason(entry: _Compiled, added_breaks: list[str]) -> str:
     return "not compiled: dynamo compiled no graph (the frame was skipped)"
 
 
+def plain_dims_sig(args: tuple[torch.Tensor, ...]) -> Any:
+    """structure_dims_sig((args, {})) for plain tensor arguments, without the walk (Note [The hot loop])."""
+    return (tuple, (tuple, *[(a.dtype, a.dim()) for a in args]), (dict,))
+
+
 def compile_mode_of(mode: Any) -> CompileMode | None:
     """The compile mode a mode runs through: itself, or the forward of a `grad:compile:<backend>` mode."""
     for candidate in (mode, getattr(mode, "inner", None)):
@@ -264,10 +269,20 @@ class CompileMode(Mode):
         tree = sample.tree()
         # A tuple key (Note [The hot loop] in fuzz_core/campaign.py): mode, options, target, and the structure
         # without shapes (shapes recompile inside one compiled callable).
-        key = (self.name, repr(sorted(self.options.items())), target.api, id(fn), structure_dims_sig(tree))
+        options = self.__dict__.get("_options_key")
+        if options is None or options[0] != self.options:  # the options' text, made again only if they changed
+            options = self.__dict__["_options_key"] = (dict(self.options), repr(sorted(self.options.items())))
+        args = sample.args
+        if not sample.kwargs and all([type(a) is torch.Tensor for a in args]):
+            # Plain tensor arguments: structure_dims_sig's value without the walk, the arguments as the leaves
+            dims, tensors = plain_dims_sig(args), args
+        else:
+            dims, tensors = structure_dims_sig(tree), None
+        key: tuple[Any, ...] = (self.name, options[1], target.api, id(fn), dims)
         entry = _COMPILED.get(key)
         if entry is not None:
-            tensors = tensor_leaves(tree)  # the order split_tensors gives
+            if tensors is None:
+                tensors = tensor_leaves(tree)  # the order split_tensors gives
         else:
             tensors, rebuild = split_tensors(tree)
             kwargs = {k: self.options[k] for k in ("dynamic", "fullgraph") if k in self.options}

@@ -323,3 +323,13 @@ def test_compiled_entries_is_the_filtered_corpus_as_it_grows() -> None:
         assert campaign._compiled_entries(corpus) == expected
     other = corpus[:2]
     assert campaign._compiled_entries(other) == [e for e in other if _shape_sig(e) in campaign.compiled_shapes]
+
+
+def test_the_compiled_modes_plain_key_is_structure_dims_sig() -> None:
+    from fuzz_core.modes.compile import plain_dims_sig
+    from fuzz_core.tensors import structure_dims_sig
+
+    for args in ((torch.ones(2),), (torch.ones(2, 3), torch.ones(2, dtype=torch.float64)), (torch.tensor(1.0),),
+                 (torch.ones(0, 4, dtype=torch.float16), torch.ones(1, 1, 1))):
+        assert plain_dims_sig(args) == structure_dims_sig((args, {}))
+        assert hash(plain_dims_sig(args)) == hash(structure_dims_sig((args, {})))
