@@ -240,8 +240,10 @@ def code_blocks(body: str) -> list[CodeBlock]:
         if lang in _OTHER_LANGS:
             blocks.append(CodeBlock(lang, text, False, None))
             continue
-        source = _strip_prompts(text)
-        tree = _parse(source)
+        # a block that parses as it stands is a script, even when a string in it quotes a session (``>>> x``)
+        as_written = _parse(text) if ">>>" in text or "In [" in text else None
+        source = text if as_written is not None else _strip_prompts(text)
+        tree = as_written if as_written is not None else _parse(source)
         if tree is None and (lang in _PY_LANGS or (lang == "" and (_CODE_START.search(source) or _TORCH_USE.search(source)))):
             salvaged = _salvaged(source)
             if salvaged is not None:

@@ -201,3 +201,27 @@ print(torch.linalg.vector_norm(v))
 
 def test_a_failing_assertion_of_the_repro_is_not_a_side_that_raised() -> None:
     assert not one_side_raises("Compiled: AssertionError: Tensor-likes are not close!\nEager runs successfully.")
+
+
+def test_a_script_quoting_a_session_in_a_string_is_still_the_script() -> None:
+    body = '''Compiled and eager disagree:
+
+```python
+import torch
+
+def fn(x):
+    return torch.cos(x.pow(5))
+
+x = torch.tensor([4], dtype=torch.uint8)
+assert torch.allclose(fn(x), torch.compile(fn)(x))
+"""
+>>> fn(x)
+tensor([1.])
+>>> torch.compile(fn)(x)
+tensor([0.9874])
+"""
+```
+'''
+    analysis = analyze_issue("pow then cos gives a wrong result under compile", body, [])
+    assert analysis.triage.is_silent_bug, analysis.triage.reason
+    assert analysis.pattern is not None and analysis.pattern.test_mode.name == "compile:inductor"
