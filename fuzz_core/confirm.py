@@ -446,7 +446,7 @@ def _variance_accumulator_overflow(h: Campaign, sample: Sample, path: str, where
 
 def partial_sums_words(top: float, dtype: torch.dtype) -> str:
     return (f"the test mode alone overflows where the float64 answer fits, but the partial results reach {top:.3g}, "
-            f"at the edge of {str(dtype).removeprefix('torch.')}'s range ({torch.finfo(dtype).max:.4g}): whether they "
+            f"at or beyond the edge of {str(dtype).removeprefix('torch.')}'s range ({torch.finfo(dtype).max:.4g}): whether they "
             "overflow depends on the order of summation or the accumulator's width (Note [Partial sums at the range "
             "edge])")
 
