@@ -445,10 +445,10 @@ def _variance_accumulator_overflow(h: Campaign, sample: Sample, path: str, where
 
 
 def partial_sums_words(top: float, dtype: torch.dtype) -> str:
+    name = str(dtype).removeprefix("torch.")
     return (f"the test mode alone overflows where the float64 answer fits, but the partial results reach {top:.3g}, "
-            f"at or beyond the edge of {str(dtype).removeprefix('torch.')}'s range ({torch.finfo(dtype).max:.4g}): whether they "
-            "overflow depends on the order of summation or the accumulator's width (Note [Partial sums at the range "
-            "edge])")
+            f"at or beyond the edge of {name}'s range ({torch.finfo(dtype).max:.4g}): whether they overflow depends "
+            "on the order of summation or the accumulator's width (Note [Partial sums at the range edge])")
 
 
 def check_amplification(h: Campaign, case: ValueCase) -> Outcome:
