@@ -108,6 +108,12 @@ def _checked_api(api: str | None, ranked: list[tuple[str, float]]) -> tuple[str 
 
 
 _OVERFLOW_WORD = re.compile(r"\boverflow(?:s|ed|ing)?\b", re.I)
+_INTEGER_TYPES = re.compile(r"\b(?:Byte|Char|Short|Int|Long)Tensor\b|\bu?int(?:8|16|32|64)\b|\btorch\.(?:long|short)\b")
+
+
+def _integer_overflow(title: str, blocks: list[Any]) -> bool:
+    """An overflow of integers (uint8 sums wrapping around) is a dtype's arithmetic, not a NaN/Inf to check."""
+    return any(_INTEGER_TYPES.search(text) for text in [title, *(b.text for b in blocks)])
 
 
 def _python_blocks(blocks: list[Any]) -> list[Any]:
@@ -151,7 +157,8 @@ def analyze_issue(title: str, body: str, labels: list[str], comments: list[str] 
     modes = mode_pair(facts, title, prose, signals)
     # a title that reports a NaN/Inf or an overflow is a non-finite result to check against float64
     nan_evidence = bool(facts.special_values) or any("nan" in label for label in signals.labels) or (
-        reports_nonfinite(title) or _OVERFLOW_WORD.search(title) is not None)
+        reports_nonfinite(title) or _OVERFLOW_WORD.search(title) is not None and not _integer_overflow(
+            title, python_blocks))
     if modes is None and signals.crash:
         modes = ModePair(PatternKind.Crash, "eager", "eager", {}, "text")
     elif modes is None and nan_evidence:

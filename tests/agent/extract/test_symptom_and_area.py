@@ -225,3 +225,9 @@ tensor([0.9874])
     analysis = analyze_issue("pow then cos gives a wrong result under compile", body, [])
     assert analysis.triage.is_silent_bug, analysis.triage.reason
     assert analysis.pattern is not None and analysis.pattern.test_mode.name == "compile:inductor"
+
+
+def test_an_integer_overflow_is_not_a_nan_inf_pattern() -> None:
+    body = "```python\nimport torch\nx = torch.ones(300, dtype=torch.uint8)\nprint(x.cumsum(0)[-1])\n```\n"
+    pattern = analyze_issue("cumsum of uint8 ones overflows", body, []).pattern
+    assert pattern is None or pattern.kind != PatternKind.NaN_Inf
