@@ -142,9 +142,19 @@ def test_nonfinite_count_by_sum_agrees_with_isfinite() -> None:
              torch.tensor([0.0, float("nan")]), torch.empty(0), torch.full((3,), 60000.0, dtype=torch.float16),
              torch.tensor([1.0, float("nan")], dtype=torch.bfloat16), torch.tensor([1 + 1j, complex("inf")]),
              torch.arange(3), (torch.zeros(2), torch.tensor([float("nan")])), [big, big]]
+    # the numpy path (small float32/float64) and the sum path (larger, or requiring grad) on the same kinds of values
+    for n in (64, 5000):
+        for dtype in (torch.float32, torch.float64):
+            finite = torch.randn(n, generator=torch.Generator().manual_seed(n)).to(dtype)
+            huge = torch.full((n,), torch.finfo(dtype).max / 2, dtype=dtype)
+            cases += [finite, huge, finite.reshape(-1, 2).t(), finite.clone().requires_grad_()]
+            for value in (float("nan"), float("inf"), float("-inf")):
+                special = finite.clone()
+                special[n // 3] = value
+                cases += [special, special.reshape(-1, 2).t(), special.clone().requires_grad_()]
     for out in cases:
         leaves = list(out) if isinstance(out, (tuple, list)) else [out]
-        expected = any((t.is_floating_point() or t.is_complex()) and not bool(torch.isfinite(t).all())
+        expected = any((t.is_floating_point() or t.is_complex()) and not bool(torch.isfinite(t.detach()).all())
                        for t in leaves)
         assert _has_nonfinite(out) == expected, out
     assert math.isinf(big.sum().item()) and not _has_nonfinite(big)
