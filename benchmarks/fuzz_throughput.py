@@ -179,14 +179,19 @@ def geomean(values: list[float]) -> float:
     return math.exp(sum(math.log(max(v, 1e-12)) for v in values) / len(values))
 
 
-STAGES = {  # where one execution's time goes: (file, function, sign) entry points, their cumulative CPU time
+STAGES = {  # where one execution's time goes: (file, function, sign[, caller]) entry points, their cumulative CPU
+    # time (only the calls made from `caller` where one is named)
     "mutation (parent, mutator, mutate)": (("campaign.py", "_next_entry", 1),),
-    # measured inputs run through run_mode (op scope), the others through _evaluate_plain, whose _judge (the
-    # non-finite count and the comparison, counted below) is taken out
+    # measured inputs run through run_mode (op scope), the others through _evaluate_plain, whose _judge and own
+    # identical-output check with its non-finite count (both counted below) are taken out
     "both modes (the check itself; op scope on measured inputs)": (
-        ("campaign.py", "run_mode", 1), ("campaign.py", "_evaluate_plain", 1), ("campaign.py", "_judge", -1)),
-    # identical outputs are told apart in _judge (identical_outputs), others compared in full (_compared)
-    "comparison": (("campaign.py", "identical_outputs", 1), ("campaign.py", "_compared", 1)),
+        ("campaign.py", "run_mode", 1), ("campaign.py", "_evaluate_plain", 1), ("campaign.py", "_judge", -1),
+        ("campaign.py", "_has_nonfinite", -1, "_evaluate_plain"),
+        ("campaign.py", "_identical_leaf", -1, "_evaluate_plain")),
+    # identical outputs are told apart in _evaluate_plain (_identical_leaf) or _judge (identical_outputs), others
+    # compared in full (_compared)
+    "comparison": (("campaign.py", "identical_outputs", 1), ("campaign.py", "_identical_leaf", 1, "_evaluate_plain"),
+                   ("campaign.py", "_compared", 1)),
     "non-finite count": (("campaign.py", "_has_nonfinite", 1),),
     "coverage (measure, features, index)": (("selector.py", "observe", 1), ("selector.py", "measures", 1)),
     "progress record (the worker's mmap write)": (("worker_main.py", "encoded", 1), ("worker_main.py", "write", 1)),
@@ -226,11 +231,15 @@ def profile_one_execution(executions: int = 3000) -> dict[str, float]:
     os.close(fd)
     stats = pstats.Stats(profiler).stats  # type: ignore[attr-defined]
 
-    def cumulative(file: str, name: str) -> float:
-        return sum(v[3] for k, v in stats.items() if k[2] == name and k[0].endswith(file))
+    def cumulative(file: str, name: str, sign: int = 1, caller: str | None = None) -> float:
+        """`sign` times the cumulative time of `name` in `file`, over its calls from `caller` where one is named."""
+        rows = [v for k, v in stats.items() if k[2] == name and k[0].endswith(file)]
+        if caller is None:
+            return sign * sum(v[3] for v in rows)
+        return sign * sum(timing[3] for v in rows for where, timing in v[4].items() if where[2] == caller)
 
     total = cumulative("campaign.py", "run")
-    out = {stage: sum(sign * cumulative(f, n) for f, n, sign in entries) / executions * 1e6
+    out = {stage: sum(cumulative(*entry) for entry in entries) / executions * 1e6
            for stage, entries in STAGES.items()}
     out["other (loop bookkeeping)"] = total / executions * 1e6 - sum(out.values())
     out["total under the profiler"] = total / executions * 1e6

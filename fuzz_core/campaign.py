@@ -41,20 +41,41 @@ same busy machine (benchmarks/fuzz_throughput.py gives the ratios). Then, still 
 - the worker's progress record is text put together from each corpus entry's steps, encoded once per entry
   (worker_main.RunProgress.encoded), not json.dumps per input;
 - draws of one step are made in one call where they can (`random_(0, L)` with L a common multiple of the
-  moduli: mutators.base.randbelow_pair, mutators.builtin._draws), the mutator draw's argmax is taken in
-  Python on the exponential draws (torch's own on a possible float32 tie), and randperm(n)[:count] is a
-  partial Fisher-Yates shuffle of `count` steps for large n.
+  moduli: mutators.base.randbelow_pair, mutators.builtin._draws), and randperm(n)[:count] is a partial
+  Fisher-Yates shuffle of `count` steps for large n.
 That profile then measured about 44-50 CPU microseconds per input; on a quiet machine the pool ran eager vs
 jit.trace at 0.40x the hand loop (from 0.27x), eager vs compile:inductor at 0.21x all-in / 0.26x steady.
 Then compile modes look their backend up once, book dynamo's counters only when a frame was converted during
 the call (Note [Counters per call] in modes/compile.py), and near-equal outputs pass through a numpy check with
 the full comparison's verdict (oracles/compare.py). Two runs of the benchmark on a quiet machine measured eager
-vs jit.trace at 0.37x and 0.40x, eager vs compile:inductor at 0.21-0.23x all-in and 0.28x steady. What is left
-is spread thin (timed inside the loop, sigmoid 8x8): mutation about 36 microseconds per input, of which the
-edits themselves are a third in a tight loop (the rest is the loop's cold caches between torch calls);
-choosing the parent and the mutator 15, each a torch generator call; the compiled call 74 against 25 for the
-same call in a tight loop; the eager reference through `execute` 27 (compiled modes do not take the plain
-path). The hand loop's own check is mostly `allclose` (about 24 of its 40).
+vs jit.trace at 0.37x and 0.40x, eager vs compile:inductor at 0.21-0.23x all-in and 0.28x steady. Where an
+input's time went then (timed inside the loop, sigmoid 8x8): mutation about 36 microseconds, choosing the parent
+and the mutator 15 (a torch generator call each), the compiled call 74 against 25 in a tight loop, the eager
+reference through `execute` 27 (compiled modes did not take the plain path). This round, each for its reason:
+- the parent and the mutator come from the campaign's DrawStream (mutators.base): a torch.Generator that also
+  hands out uniform draws made 256 per generator call; the mutator is a uniform placed on the weights' running
+  sums. The same seed gives the same inputs run to run, a different stream than before (tests that pinned the
+  old one were moved to the new one). A step's seed is a base plus 64 per iteration plus the attempt, not a hash;
+- an unmeasured input of a compiling test mode takes the plain path too, its compile time and compiled structure
+  booked as run_mode books them;
+- the compiled call itself is not slowed by our wrapper closure, the recording backend or the grad mode (each
+  within 1 microsecond of the hand loop's torch.compile in a tight loop: 21.6 against 22.1, 22.7 under no_grad);
+  what the fuzzer adds is dynamo's side of exploring: after the first new size the graph is dynamic (16 against
+  14 microseconds), and the shapes and strides the corpus reaches leave several cache entries (9 on sigmoid in
+  10 s), so a call in the loop took 35 microseconds median. Exploring them is the point, so that stays; the mode's
+  own work per call (the key) is made without the structure walk for plain tensor arguments;
+- most outputs are not plain and equal: in a sigmoid run 89% of the inputs were not 8x8 (the corpus drifts to
+  shape-changed entries) and 55% of the outputs held NaN or Inf. So the non-finite count of a small float32/64
+  output is numpy's isfinite in one call; identical plain outputs pass before any Execution is built; outputs
+  that differ where the test output is finite are told apart by torch.equal alone (near-equal compiled outputs
+  reach the comparison four torch calls sooner).
+What is left is the mutators and the inputs they make: the same loop with a mutator that draws a fresh randn
+input per step (what the hand loop does) ran at about 31 CPU microseconds per input against about 48 with the
+default mutators and 22 for the hand loop (sigmoid, jit.trace, in process). Value edits cost 9-10 microseconds in
+a tight loop (a reseed, one draw call, a copy, the edit), structural ones more, and NaN-holding or non-contiguous
+inputs cost more to run and check. For compile:inductor the all-in ratio is also bounded by COMPILE_SHARE: new
+shapes may take up to half of the elapsed time (about a quarter of the benchmark's 20 s windows), a choice for
+what a harness explores, left as it is. Benchmark figures of this round: see the end of this Note.
 The sandboxed pool batches all of a harness's inputs into one round trip: the worker answers once per harness.
 """
 

@@ -195,7 +195,8 @@ def test_identical_outputs_is_the_elementwise_nan_aware_check() -> None:
              (base, base.double()), (base[::2], base.clone()[::2]), (base.bfloat16(), base.bfloat16().neg()),
              (base, torch.tensor([1.0, 2.0, -0.0, 3.0])), (torch.tensor([1.0, 2.0]), torch.tensor([1.0, 2.0])),
              (torch.tensor([float("nan"), 2.0]), torch.tensor([1.0, 2.0])),
-             (torch.tensor([-0.0, 2.0]), torch.tensor([0.0, 2.0])), (torch.tensor([1.0, 2.0]), torch.tensor([1.0, 2.5]))]
+             (torch.tensor([-0.0, 2.0]), torch.tensor([0.0, 2.0])),
+             (torch.tensor([1.0, 2.0]), torch.tensor([1.0, 2.5]))]
     for ref, test in cases:
         expected = ref.dtype == test.dtype and ref.shape == test.shape and bool(
             ((ref == test) | (ref.isnan() & test.isnan())).all())
