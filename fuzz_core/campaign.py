@@ -272,9 +272,9 @@ class Campaign:
         self._value_mutators = [i for i, m in enumerate(self.mutators) if m.name in VALUE_MUTATORS]
         self._value_weights = torch.zeros_like(self._mutator_weights)  # reuse of compiled shapes: value mutators only
         self._value_weights[self._value_mutators] = self._mutator_weights[self._value_mutators]
-        # id of a weights tensor above -> its running sums ([] where multinomial would reject it) and the index of
-        # its last positive weight (_draw_mutator)
-        self._weight_sums: dict[int, tuple[list[float], int]] = {}
+        # id of a weights tensor above -> the tensor, its running sums ([] where multinomial would reject it) and
+        # the index of its last positive weight (_draw_mutator)
+        self._weight_sums: dict[int, tuple[torch.Tensor, list[float], int]] = {}
         self.progress = progress
         # A progress callback that takes the recipe already encoded (worker_main.RunProgress): Note [The hot loop].
         self._progress_encoded: Callable[[int, int, str], None] | None = getattr(progress, "encoded", None)
@@ -704,9 +704,9 @@ class Campaign:
         uniform draw placed on the weights' running sums (Note [The hot loop]); from any other generator, or for
         weights multinomial would reject (negative, non-finite, all zero: it raises), `torch.multinomial`."""
         known = self._weight_sums.get(id(weights))
-        if known is None:
-            known = self._weight_sums[id(weights)] = _running_sums(weights)
-        sums, last = known
+        if known is None or known[0] is not weights:  # (an id is only reused once its tensor is gone)
+            known = self._weight_sums[id(weights)] = (weights, *_running_sums(weights))
+        _, sums, last = known
         if type(gen) is not DrawStream or not sums:
             return int(torch.multinomial(weights, 1, generator=gen))
         # The first index whose running sum exceeds the draw: a zero weight's sum equals the one before it, so it
