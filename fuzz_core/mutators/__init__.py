@@ -7,6 +7,7 @@ from fuzz_core.mutators.builtin import (
     DEFAULT_MUTATORS,
     DtypeBoundary,
     GaussianNoise,
+    LargeOffset,
     LayoutChange,
     SmallShapeChange,
     SpecialValues,
@@ -29,6 +30,6 @@ def list_mutators() -> list[str]:
 
 __all__ = [
     "CorpusEntry", "CorpusSelector", "Mutator", "UniformSelector", "GaussianNoise", "SpecialValues",
-    "DtypeBoundary", "LayoutChange", "SmallShapeChange", "DEFAULT_MUTATORS", "register_mutator",
+    "DtypeBoundary", "LargeOffset", "LayoutChange", "SmallShapeChange", "DEFAULT_MUTATORS", "register_mutator",
     "get_mutator", "list_mutators",
 ]

@@ -1,4 +1,5 @@
-"""Built-in mutators: gaussian noise, special values, dtype boundaries, layout change, small shape change."""
+"""Built-in mutators: gaussian noise, special values, dtype boundaries, a large shared offset, layout change, small
+shape change."""
 
 from __future__ import annotations
 
@@ -240,6 +241,33 @@ class DtypeBoundary:
 
 
 @dataclass
+class LargeOffset:
+    """One offset shared by every element of a tensor: a large mean over the tensor's own small spread.
+
+    Formulas that square before they subtract the mean (a variance as E[x^2] - E[x]^2) overflow there while the
+    true result is small, and differences of nearly equal values cancel: the input a report about "a large offset"
+    describes. The offsets are the special values `square_overflow` (twice sqrt(max): a square overflows) and
+    `beyond_2_24` (integers stop being exact), either sign. One whole-tensor add (Note [Mutation cost]); the
+    shape, dtype and strides stay, so a compiled mode runs it without recompiling."""
+
+    name: str = "offset"
+    weight: float = 1.0
+    offsets: tuple[str, ...] = ("square_overflow", "beyond_2_24")
+
+    def mutate(self, sample: Sample, gen: torch.Generator) -> Sample | None:
+        draw = randbelow(2 * len(self.offsets), gen)
+        offset_name, negative = self.offsets[draw // 2], bool(draw % 2)
+
+        def edit(t: torch.Tensor, g: torch.Generator) -> torch.Tensor:
+            offset = special_value(offset_name, t.dtype) * (-1.0 if negative else 1.0)
+            if t.dtype is torch.float32 or t.dtype is torch.float64:
+                return t + _factor(offset, t.dtype)
+            return (t.double() + offset).to(t.dtype)
+
+        return _edit_one(sample, gen, edit, f"{self.name}:{'-' if negative else ''}{offset_name}")
+
+
+@dataclass
 class LayoutChange:
     """The same values as a strided view: kernels with a non-contiguous path get exercised."""
 
@@ -286,5 +314,5 @@ def _trigger_mutators() -> tuple:
 
 
 # Value mutators first (they never recompile a compiled mode), then structural and trigger-aware ones.
-DEFAULT_MUTATORS = (GaussianNoise(), SpecialValues(), DtypeBoundary(), LayoutChange(), SmallShapeChange(),
-                    *_trigger_mutators())
+DEFAULT_MUTATORS = (GaussianNoise(), SpecialValues(), DtypeBoundary(), LargeOffset(), LayoutChange(),
+                    SmallShapeChange(), *_trigger_mutators())

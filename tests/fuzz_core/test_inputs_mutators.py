@@ -163,3 +163,29 @@ def test_a_shape_or_layout_trigger_leaves_a_sparse_input_as_it_is(trigger: dict)
     assert out.args[0] is sparse and out.args[2] is csr
     if trigger.get("layout") == "noncontiguous":
         assert not out.args[1].is_contiguous() and torch.equal(out.args[1], dense)
+
+
+def test_a_large_offset_moves_every_element_by_one_value_and_keeps_the_layout() -> None:
+    from fuzz_core.mutators import LargeOffset
+
+    x = torch.randn(6, 4).t()  # strided: a value mutation must keep the layout a compiled mode was built for
+    offsets = set()
+    for seed in range(12):
+        out = LargeOffset().mutate(Sample((x,)), torch.Generator().manual_seed(seed))
+        assert out is not None
+        shifted = out.args[0]
+        assert (shifted.shape, shifted.dtype, shifted.stride()) == (x.shape, x.dtype, x.stride())
+        moved = (shifted.double() - x.double()).flatten()
+        offsets.add(float(moved[0]))
+        assert float(moved.abs().max()) >= 2**24  # every element, the same large shift (up to float32 rounding)
+    assert len(offsets) >= 3  # both magnitudes and both signs are drawn
+
+
+def test_a_large_offset_is_replayable_from_its_generator() -> None:
+    from fuzz_core.mutators import LargeOffset
+
+    x = torch.randn(5)
+    first = LargeOffset().mutate(Sample((x,)), torch.Generator().manual_seed(3))
+    again = LargeOffset().mutate(Sample((x,)), torch.Generator().manual_seed(3))
+    assert first is not None and again is not None
+    assert torch.equal(first.args[0], again.args[0]) and first.origin == again.origin
