@@ -34,9 +34,11 @@ from fuzz_core.oracles import (
 from fuzz_core.oracles.compare import Mismatch
 from fuzz_core.oracles.defined_input import duplicate_write, selects_between_branches
 from fuzz_core.oracles.low_precision import (
+    ACCUMULATING_WRITES,
     FLOAT_ACCUMULATING_REDUCTIONS,
     SCAN_OPS,
     VARIANCE_REDUCTIONS,
+    accumulation_depth,
     beyond_range,
     edge_overflow,
     intermediate_bound,
@@ -350,6 +352,36 @@ def check_rounding_depth(h: Campaign, case: ValueCase) -> Outcome:
     return None
 
 
+def check_accumulating_write(h: Campaign, case: ValueCase) -> Outcome:
+    """Low precision: an op that accumulates many values into one output element does it in the output's dtype
+    (Note [Accumulating writes in a low dtype]): a difference within that many roundings of the magnitudes summed
+    is the dtype's, at most suspicious."""
+    assert h.test is not None and h.target is not None and h.reference is not None
+    low = h.test.compute_dtype
+    if low not in (torch.float16, torch.bfloat16) or h.target.short_name.rstrip("_") not in ACCUMULATING_WRITES:
+        return Skipped("not an accumulating write in a low dtype")
+    if not math.isfinite(case.mismatch.max_abs_diff):
+        return Skipped("the difference is not finite")
+    assert case.test_leaf is not None and case.fp64_leaf is not None
+    from fuzz_core.modes.base import bound_callable
+
+    depth = accumulation_depth(case.sample.tree())
+    fn = bound_callable(h.target, case.sample, dtype=torch.float64 if h.target.is_module_class else None)
+    bound = intermediate_bound(fn, case.sample.tree(), lambda out: dict(output_leaves(out)).get(case.mismatch.path))
+    if bound is None or bound.shape != case.test_leaf.shape or depth < 2:
+        return None
+    allowance = depth * torch.finfo(low).eps * bound
+    test, fp64 = case.test_leaf.double(), case.fp64_leaf.double()
+    same = (test == fp64) | (test.isnan() & fp64.isnan())  # an inf input's own inf, where both have it
+    case.details.update(accumulation_depth=depth)
+    if bool((same | ((test - fp64).abs() <= allowance)).all()):
+        return case.finding(V.SUSPICIOUS, f"{h.target.short_name} accumulates up to {depth} values into one element in "
+                                          f"{str(low).removeprefix('torch.')}, its output's dtype; the difference is "
+                                          f"within that many roundings of the magnitudes summed (Note [Accumulating "
+                                          "writes in a low dtype])")
+    return None
+
+
 def check_nonfinite_inputs(h: Campaign, case: ValueCase) -> Outcome:
     """With NaN/Inf inputs the non-finite class depends on operation order; only a dropped NaN/Inf counts."""
     ref_leaf, test_leaf = case.ref_leaf, case.test_leaf
@@ -484,7 +516,7 @@ def check_amplification(h: Campaign, case: ValueCase) -> Outcome:
 
 VALUE_CHECKS: list[Callable[[Campaign, ValueCase], Outcome]] = [
     check_reference_deterministic, check_reproducible, check_defined_input, check_fp64, check_gradient_leak,
-    check_low_precision_range, check_dtype_limits, check_rounding_depth, check_nonfinite_inputs,
+    check_low_precision_range, check_dtype_limits, check_rounding_depth, check_accumulating_write, check_nonfinite_inputs,
     check_extreme_magnitude, check_amplification,
 ]
 

@@ -170,3 +170,32 @@ def test_a_variance_overflow_a_float_accumulator_would_avoid_is_confirmed(tmp_pa
                        code=NAIVE_VARIANCE.format(values="[2e19, 2e19, 2e19, 2.1e19]"))
     result = run_harness(spec, max_executions=1, workdir=tmp_path)
     assert result.verdict == "confirmed", result.reason
+
+
+# Sixteen values of magnitude ~40 into one element, whose mean is ~0.24: float16 rounds each partial sum.
+INDEX_REDUCE_MEAN = '''
+def make_inputs(seed):
+    src = torch.randn(1, 16, generator=torch.Generator().manual_seed(11)) * 40
+    return (torch.tensor([[0.5, 1.0]]), 1, torch.zeros(16, dtype=torch.long), src, "mean"), {{}}
+
+def target(x, dim, index, source, reduce):
+    out = torch.Tensor.index_reduce(x, dim, index, source, reduce)
+    return out{wrong}
+'''
+
+
+def test_rounding_of_values_accumulated_in_a_low_dtype_output_is_suspicious(tmp_path) -> None:
+    # Note [Accumulating writes in a low dtype]: 17 values into one element, each partial sum rounded to float16
+    spec = HarnessSpec(api="planted.index_reduce", input_source="code", code=INDEX_REDUCE_MEAN.format(wrong=""),
+                       test_mode="dtype:float16")
+    result = run_harness(spec, max_executions=1, workdir=tmp_path)
+    assert result.verdict == "suspicious", result.reason
+    assert result.evidence["accumulation_depth"] == 17
+
+
+def test_an_accumulating_write_wrong_beyond_its_roundings_is_confirmed(tmp_path) -> None:
+    wrong = " + (0.25 if out.dtype == torch.float16 else 0.0)"
+    spec = HarnessSpec(api="planted.index_reduce", input_source="code", code=INDEX_REDUCE_MEAN.format(wrong=wrong),
+                       test_mode="dtype:float16")
+    result = run_harness(spec, max_executions=1, workdir=tmp_path)
+    assert result.verdict == "confirmed", result.reason
