@@ -137,8 +137,8 @@ def accumulation_depth(tree: Any) -> int:
     partial sum to float16, and the maintainers close that as expected (an index_put accumulating 131k float16
     values into 4 slots, on CPU against CUDA). The depth is the most values one element receives: the largest count
     of one index value among the integer index tensors of the call, plus one for the element's own value."""
-    counts = [int(torch.bincount(t.flatten()).max()) for t in tensor_leaves(tree)
-              if t.dtype in (torch.int64, torch.int32) and t.numel() and int(t.min()) >= 0]
+    counts = [int(torch.unique(t.flatten(), return_counts=True)[1].max()) for t in tensor_leaves(tree)
+              if t.dtype in (torch.int64, torch.int32) and t.numel()]
     return max(counts, default=0) + 1
 
 
