@@ -363,11 +363,8 @@ def check_accumulating_write(h: Campaign, case: ValueCase) -> Outcome:
     if not math.isfinite(case.mismatch.max_abs_diff):
         return Skipped("the difference is not finite")
     assert case.test_leaf is not None and case.fp64_leaf is not None
-    from fuzz_core.modes.base import bound_callable
-
     depth = accumulation_depth(case.sample.tree())
-    fn = bound_callable(h.target, case.sample, dtype=torch.float64 if h.target.is_module_class else None)
-    bound = intermediate_bound(fn, case.sample.tree(), lambda out: dict(output_leaves(out)).get(case.mismatch.path))
+    bound = partial_results_bound(h, case.sample, case.mismatch.path)
     if bound is None or bound.shape != case.test_leaf.shape or depth < 2:
         return None
     allowance = depth * torch.finfo(low).eps * bound
@@ -418,6 +415,20 @@ def check_extreme_magnitude(h: Campaign, case: ValueCase) -> Outcome:
                                       "reassociated huge intermediates overflow or round away")
 
 
+def partial_results_bound(h: Campaign, sample: Sample, path: str) -> torch.Tensor | None:
+    """The magnitudes the computation of output `path` passes through: the op applied to |inputs| in float64
+    (intermediate_bound), for a scan its running maximum along the scan (Note [A scan passes through its own
+    outputs]); None where the op takes no such inputs."""
+    assert h.target is not None
+    from fuzz_core.modes.base import bound_callable
+
+    fn = bound_callable(h.target, sample, dtype=torch.float64 if h.target.is_module_class else None)
+    bound = intermediate_bound(fn, sample.tree(), lambda out: dict(output_leaves(out)).get(path))
+    if h.target.short_name.rstrip("_") in SCAN_OPS:
+        bound = scan_prefix_bound(bound, sample.tree())
+    return bound
+
+
 def order_dependent_overflow(h: Campaign, sample: Sample, path: str, where: torch.Tensor, dtype: torch.dtype
                              ) -> float | None:
     """Note [Partial sums at the range edge]
@@ -436,12 +447,7 @@ def order_dependent_overflow(h: Campaign, sample: Sample, path: str, where: torc
         return _variance_accumulator_overflow(h, sample, path, where)
     if not dtype.is_floating_point or name in FLOAT_ACCUMULATING_REDUCTIONS:
         return None
-    from fuzz_core.modes.base import bound_callable
-
-    fn = bound_callable(h.target, sample, dtype=torch.float64 if h.target.is_module_class else None)
-    bound = intermediate_bound(fn, sample.tree(), lambda out: dict(output_leaves(out)).get(path))
-    if h.target.short_name.rstrip("_") in SCAN_OPS:  # Note [A scan passes through its own outputs]
-        bound = scan_prefix_bound(bound, sample.tree())
+    bound = partial_results_bound(h, sample, path)
     if not edge_overflow(bound, where, dtype):
         return None
     assert bound is not None
@@ -636,14 +642,8 @@ def low_precision_excuse(h: Campaign, sample: Sample, test_out: Any, fp64_out: A
     if h.target.short_name.rstrip("_") in FLOAT_ACCUMULATING_REDUCTIONS or not (
             isinstance(test_leaf, torch.Tensor) and isinstance(fp64_leaf, torch.Tensor)):
         return None
-    from fuzz_core.modes.base import bound_callable
-
     where = nonfinite_where_answer_fits(test_leaf, fp64_leaf, low)
-    bound = intermediate_bound(bound_callable(h.target, sample, dtype=torch.float64 if h.target.is_module_class
-                                              else None), sample.tree(),
-                               lambda out: dict(output_leaves(out)).get(path))
-    if h.target.short_name.rstrip("_") in SCAN_OPS:  # Note [A scan passes through its own outputs]
-        bound = scan_prefix_bound(bound, sample.tree())
+    bound = partial_results_bound(h, sample, path)
     if not edge_overflow(bound, where, low):
         return None
     assert bound is not None

@@ -299,7 +299,7 @@ class _Scanner(ast.NodeVisitor):
                 # a tensor updated in place: ``a -= a[:, :1]`` is ``a.sub_(a[:, :1])`` (``x[i] += v`` is an
                 # indexed write, read by _indexed_write)
                 self.facts.inplace_methods.append(_ARITHMETIC[type(node.op)].rsplit(".", 1)[1] + "_")
-                if isinstance(node.target, ast.Name) and node.target.id in self.expanded_names:
+                if node.target.id in self.expanded_names:
                     self.facts.inplace_on_expanded = True
         self.visit(node.value)
         if isinstance(node.target, ast.Subscript):
