@@ -63,7 +63,12 @@ _LABEL_MODES: tuple[tuple[str, str], ...] = (
     ("module: autograd", "grad"),
     ("module: mps", "device:cuda"),
     ("module: xpu", "device:cuda"),
+    ("module: cuda", "device:cuda"),
 )
+# A title that says where the result is wrong ("wrong output on CUDA", "differs on the GPU") names the device
+# pair even without the word "cpu": the CPU is the reference a CUDA-only bug is measured against. Read in the
+# title only: prose names CUDA in every environment dump.
+_TITLE_DEVICE = re.compile(r"\bcuda\b|\bgpus?\b")
 
 KIND_OF_MODE: tuple[tuple[str, PatternKind], ...] = (
     ("grad:compile:", PatternKind.Gradient_Mismatch),
@@ -164,6 +169,8 @@ def _from_text(title: str, prose: str, signals: TextSignals) -> str | None:
     for pattern, mode in _TEXT_MODES:
         if pattern.search(title):
             return mode
+    if _TITLE_DEVICE.search(title):
+        return "device:cuda"
     for label, mode in _LABEL_MODES:
         if label in signals.labels:
             return mode
@@ -270,10 +277,14 @@ def mode_pair(facts: CodeFacts, title: str, prose: str, signals: TextSignals) ->
 # Maintainers file "the gradient of X is NaN at zero" as a NaN/Inf bug: the gradient is where the value shows,
 # the symptom is a non-finite value where a finite one is due. Pairs that compare two executions of the same
 # maths (compile, jit, a device, a layout, a variant) keep their kind: there the symptom is that the two
-# disagree. A float16 result that overflows stays a precision pattern (its oracle allows float16's tolerance
-# and the transfer rules read its dtype). A NaN the title names as the *expected* value ("instead of NaN") is
-# not the symptom. The mode pair is kept, so the harness still runs the gradient side.
+# disagree. A low-precision result that overflows to inf stays a precision pattern: the value is out of the
+# dtype's range, which is precision (its oracle allows float16's tolerance and the transfer rules read its
+# dtype). A NaN is different: it is an invalid operation (0/0, inf - inf, an eps that rounds to zero), the
+# same class as the gradient's NaN at zero, so a low-precision pair whose title names a NaN is a NaN/Inf
+# pattern too. A NaN the title names as the *expected* value ("instead of NaN") is not the symptom. The mode
+# pair is kept, so the harness still runs the gradient or low-precision side.
 NONFINITE_SYMPTOM_KINDS = frozenset({PatternKind.Gradient_Mismatch})
+NAN_SYMPTOM_KINDS = frozenset({PatternKind.Precision_Mismatch})
 # Pairs that run one computation two ways, where "one way raises" is a symptom (Note [One side raises]).
 EXCEPTION_SYMPTOM_KINDS = frozenset({
     PatternKind.JIT_Eager_Mismatch, PatternKind.Compile_Eager_Mismatch, PatternKind.Device_Mismatch,
@@ -285,9 +296,11 @@ _EXPECTED_BEFORE = re.compile(r"(?:instead of|rather than|expected|expect|should
                               re.I)
 
 
-def reports_nonfinite(title: str) -> bool:
-    """The title names a NaN/Inf the code produced (not one it should have produced)."""
+def reports_nonfinite(title: str, *, nan_only: bool = False) -> bool:
+    """The title names a NaN/Inf (with `nan_only`, a NaN) the code produced (not one it should have produced)."""
     for match in _NONFINITE_WORD.finditer(title):
+        if nan_only and not match.group().lower().startswith("nan"):
+            continue
         if not _EXPECTED_BEFORE.search(title[max(0, match.start() - 40):match.start()]):
             return True
     return False
@@ -312,9 +325,12 @@ def one_side_raises(text: str) -> bool:
 
 
 def symptom_kind(kind: PatternKind, title: str, prose: str = "") -> PatternKind:
-    """The kind the report's symptom names: NaN_Inf where a gradient pair reports a non-finite result,
+    """The kind the report's symptom names: NaN_Inf where a gradient pair reports a non-finite result or a
+    low-precision pair a NaN,
     Exception_Mismatch where one side of the pair raised and the other succeeded, else ``kind``."""
     if kind in NONFINITE_SYMPTOM_KINDS and reports_nonfinite(title):
+        return PatternKind.NaN_Inf
+    if kind in NAN_SYMPTOM_KINDS and reports_nonfinite(title, nan_only=True):
         return PatternKind.NaN_Inf
     if kind in EXCEPTION_SYMPTOM_KINDS and one_side_raises(title + "\n" + prose):
         return PatternKind.Exception_Mismatch

@@ -231,3 +231,78 @@ def test_an_integer_overflow_is_not_a_nan_inf_pattern() -> None:
     body = "```python\nimport torch\nx = torch.ones(300, dtype=torch.uint8)\nprint(x.cumsum(0)[-1])\n```\n"
     pattern = analyze_issue("cumsum of uint8 ones overflows", body, []).pattern
     assert pattern is None or pattern.kind != PatternKind.NaN_Inf
+
+
+HALF_ZERO_VARIANCE = """Normalising a constant row in half precision gives NaN where float32 gives zeros.
+
+```python
+import torch
+x = torch.full((2, 6), 3.0)
+print(torch.nn.functional.group_norm(x.unsqueeze(0), 1, eps=1e-9))
+print(torch.nn.functional.group_norm(x.unsqueeze(0).half(), 1, eps=1e-9))
+```
+"""
+
+
+def test_a_low_precision_pair_whose_title_names_a_nan_is_a_nan_inf_pattern() -> None:
+    pattern = analyze_issue("group_norm gives nan in float16 for a constant input", HALF_ZERO_VARIANCE, []).pattern
+    assert pattern is not None
+    assert (pattern.kind, pattern.test_mode.name) == (PatternKind.NaN_Inf, "dtype:float16")  # the pair is kept
+
+
+def test_a_low_precision_result_that_overflows_to_inf_stays_a_precision_pattern() -> None:
+    pattern = analyze_issue("group_norm returns inf in float16 for a constant input", HALF_ZERO_VARIANCE, []).pattern
+    assert pattern is not None and pattern.kind == PatternKind.Precision_Mismatch
+
+
+WRITE_INTO_REPEATED_VIEW = """The values written through `out=` into a view that repeats one element are all the last one.
+
+```python
+import torch
+base = torch.zeros(1)
+target = base.expand(6)
+torch.linspace(0, 1, 6, out=target)
+print(target)
+```
+"""
+
+
+def test_a_constructor_given_an_out_tensor_is_the_op_under_test() -> None:
+    pattern = analyze_issue("out= into an expanded view gives repeated values", WRITE_INTO_REPEATED_VIEW, []).pattern
+    assert pattern is not None
+    assert (pattern.api, pattern.kind) == ("torch.linspace", PatternKind.Layout_Mismatch)
+
+
+def test_a_constructor_that_builds_an_input_is_not_the_op_under_test() -> None:
+    body = "The cumulative maximum skips a value.\n```python\nimport torch\nx = torch.linspace(0, 1, 6)\n" \
+           "print(torch.cummax(x.flip(0), 0))\n```\n"
+    pattern = analyze_issue("torch.compile: cummax is wrong after flip", body, []).pattern
+    assert pattern is not None and pattern.api == "torch.cummax"
+
+
+TRUNCATED_DEVICE_REPORT = """The rows of the result do not sum to one for this size; the script is longer than this.
+
+```python
+import torch
+x = torch.randn(3, 700, dtype=torch.float64)
+p = torch.softmax(x, dim=-1)
+```
+"""
+
+
+def test_a_title_naming_the_gpu_makes_a_device_pair_when_the_code_does_not_show_one() -> None:
+    pattern = analyze_issue("softmax rows do not sum to one on the GPU", TRUNCATED_DEVICE_REPORT, []).pattern
+    assert pattern is not None
+    assert (pattern.kind, pattern.test_mode.name) == (PatternKind.Device_Mismatch, "device:cuda")
+
+
+def test_the_cuda_area_label_makes_a_device_pair_when_nothing_else_names_a_mode() -> None:
+    pattern = analyze_issue("softmax rows do not sum to one", TRUNCATED_DEVICE_REPORT,
+                            ["module: cuda", "module: correctness (silent)"]).pattern
+    assert pattern is not None and pattern.test_mode.name == "device:cuda"
+
+
+def test_cuda_in_the_prose_alone_names_no_device_pair() -> None:
+    body = TRUNCATED_DEVICE_REPORT + "\nCUDA used to build PyTorch: 12.4\n"
+    analysis = analyze_issue("softmax rows do not sum to one", body, [])
+    assert analysis.pattern is None or analysis.pattern.test_mode.name != "device:cuda"
