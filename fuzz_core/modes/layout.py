@@ -19,10 +19,12 @@ def noncontiguous_copy(t: torch.Tensor) -> torch.Tensor:
         return t
     if t.dim() == 0 or t.numel() <= 1:
         return t.clone()
-    buffer = torch.empty(*t.shape[:-1], t.shape[-1] * 2, dtype=t.dtype, device=t.device)
-    view = buffer[..., ::2]
+    shape = t.shape
+    # 7 everywhere, a value the op would have to read by mistake to show it, then t's values at the even positions
+    # of the last dimension: buffer[..., ::2] as a view and a select, cheaper than the slicing (the same tensor)
+    buffer = torch.full((*shape[:-1], shape[-1] * 2), 7, dtype=t.dtype, device=t.device)
+    view = buffer.view(*shape, 2).select(-1, 0)
     view.copy_(t)
-    buffer[..., 1::2].fill_(7)  # a value the op would have to read by mistake to show it
     return view
 
 

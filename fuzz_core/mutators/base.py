@@ -17,7 +17,11 @@ _DRAW = torch.empty(1, dtype=torch.int64)  # reused by randbelow: no tensor allo
 def randbelow(n: int, gen: torch.Generator) -> int:
     """An int in [0, n) drawn from `gen`: the same draw, and the same generator state after it, as
     `int(torch.randint(0, n, (1,), generator=gen))` (which is `empty(1).random_(0, n)`), without the allocation
-    (Note [The hot loop] in fuzz_core/campaign.py)."""
+    (Note [The hot loop] in fuzz_core/campaign.py). For n == 1 the draw is still made (the state after it is
+    randint's) but not read: it can only be 0."""
+    if n == 1:
+        _DRAW.random_(0, 1, generator=gen)
+        return 0
     return _DRAW.random_(0, n, generator=gen).item()
 
 

@@ -11,8 +11,8 @@ import torch
 
 from fuzz_core.inputs import Sample
 from fuzz_core.modes.layout import noncontiguous_copy
-from fuzz_core.mutators.base import ONE_DRAW_RANGE, randbelow
-from fuzz_core.mutators.values import SPECIAL_VALUE_NAMES, boundary_values, special_value
+from fuzz_core.mutators.base import ONE_DRAW_RANGE, randbelow, randbelow_pair
+from fuzz_core.mutators.values import SPECIAL_VALUE_NAMES, boundary_table, boundary_values, special_value
 from fuzz_core.tensors import map_tensors, replace_leaf, tensor_leaves
 
 
@@ -49,6 +49,29 @@ def _draws(moduli: list[int], gen: torch.Generator) -> list[int]:
     if bound < ONE_DRAW_RANGE and len(moduli) < len(_DRAWS):
         return [r % m for r, m in zip(_DRAWS[len(moduli)].random_(0, bound, generator=gen).tolist(), moduli)]
     return [randbelow(m, gen) for m in moduli]
+
+
+# (first modulus, second modulus, element count) -> the moduli of _fill_draws, their common multiple, the buffer
+_FILL_PLANS: dict[tuple[int, int, int], tuple[tuple[int, ...], int, torch.Tensor | None]] = {}
+
+
+def _fill_draws(first: int, second: int, n: int, gen: torch.Generator) -> list[int]:
+    """`_draws([first, second, 3, *_shuffle_moduli(n, 3)], gen)`, the same values, with the moduli and their common
+    multiple worked out once per (first, second, n) (Note [Mutation cost]): two draws, the count of positions and
+    the shuffle's first steps, as the special and boundary values draw them."""
+    key = (first, second, n)
+    plan = _FILL_PLANS.get(key)
+    if plan is None:
+        moduli = (first, second, 3, *_shuffle_moduli(n, 3))
+        bound = math.lcm(*moduli)
+        buffer = _DRAWS[len(moduli)] if bound < ONE_DRAW_RANGE and len(moduli) < len(_DRAWS) else None
+        if len(_FILL_PLANS) >= 1024:
+            _FILL_PLANS.clear()
+        plan = _FILL_PLANS[key] = (moduli, bound, buffer)
+    moduli, bound, buffer = plan
+    if buffer is None:
+        return [randbelow(m, gen) for m in moduli]
+    return [r % m for r, m in zip(buffer.random_(0, bound, generator=gen).tolist(), moduli)]
 
 
 def _shuffle_moduli(n: int, most: int) -> list[int]:
@@ -106,7 +129,7 @@ _NUMPY_FILLS = (torch.float32, torch.float64)  # dtypes _filled writes through n
 def _filled(sample: Sample, index: int, positions: list[int], value: float, label: str) -> Sample:
     """The sample with argument `index` replaced by a contiguous copy holding `value` at the flat `positions`
     (what index_fill_ wrote there: the value rounded to the tensor's dtype)."""
-    out = sample.args[index].contiguous().clone()
+    out = sample.args[index].clone(memory_format=torch.contiguous_format)  # .contiguous().clone() in one copy
     if out.dtype in _NUMPY_FILLS and not out.requires_grad:
         # Through a numpy view of the copy: one conversion of `value` per element, the one torch's indexed
         # assignment makes (a double rounded once to float32, or kept as a double), without a torch call per
@@ -170,6 +193,42 @@ def _factor(value: float, dtype: torch.dtype) -> torch.Tensor:
     return factor
 
 
+_FUSED_NORMAL: list[bool] = []  # _normal_is_scaled_randn's answer, worked out on first use
+
+
+def _normal_is_scaled_randn() -> bool:
+    """Whether `torch.normal(t, std)` gives, bit for bit, `randn(t.shape) * std + t` (std a float32 value) and leaves
+    the generator where randn left it, for a contiguous float32 `t` of 16 elements or more: one kernel (normal_fill,
+    vectorised 16 at a time, std and mean cast to float32) draws both, and its multiply-add by std and a mean of 0 is
+    the rounded product the separate multiplication makes; normal then adds `t` as `add_` does. Checked once on this
+    build (a platform where it does not hold keeps the three calls) (Note [Mutation cost])."""
+    if not _FUSED_NORMAL:
+        ok = True
+        for n, std in ((16, 0.0731), (64, 3.3e-7), (100, 2.5e30), (17, 1.0)):
+            t = torch.linspace(-3e3, 3e3, n)
+            std = float(torch.tensor(std, dtype=torch.float32))
+            a, b = torch.Generator().manual_seed(n), torch.Generator().manual_seed(n)
+            expected = torch.randn(n, generator=a).mul_(torch.tensor(std)).add_(t)
+            got = torch.normal(t, std, generator=b)
+            ok = ok and torch.equal(expected.view(torch.int32), got.view(torch.int32)) and torch.equal(
+                a.get_state(), b.get_state())
+        _FUSED_NORMAL.append(ok)
+    return _FUSED_NORMAL[0]
+
+
+_STDS: dict[float, float] = {}
+
+
+def _float32_value(value: float) -> float:
+    """`value` rounded to float32 (what `_factor(value, torch.float32)` holds), as a Python float."""
+    rounded = _STDS.get(value)
+    if rounded is None:
+        if len(_STDS) >= 1024:
+            _STDS.clear()
+        rounded = _STDS[value] = float(_factor(value, torch.float32))
+    return rounded
+
+
 @dataclass
 class GaussianNoise:
     name: str = "gaussian"
@@ -177,17 +236,35 @@ class GaussianNoise:
     weight: float = 4.0
 
     def mutate(self, sample: Sample, gen: torch.Generator) -> Sample | None:
-        def edit(t: torch.Tensor, g: torch.Generator) -> torch.Tensor:
-            spread = _spread(t)
-            noise = torch.randn(size=t.shape, generator=g)
-            noise.mul_(_factor(self.scale * spread, noise.dtype))
-            if t.dtype is torch.float32 and t.is_contiguous():
-                return noise.add_(t)  # Note [Mutation cost]: the same values as the float64 round trip
-            if t.dtype is torch.float32 or t.dtype is torch.float64:
-                return t + noise  # the same values, and the layout the round trip's sum took from t
-            return (t.double() + noise.double()).to(t.dtype)
+        args = sample.args
+        if not sample.kwargs and all([type(a) is torch.Tensor for a in args]):
+            # Plain tensor arguments (the common call), as _edit_one picks one; a contiguous float32 one of 16
+            # elements or more gets its noise and the sum in one call (Note [Mutation cost]), the values the three
+            # calls below make.
+            candidates = [i for i, t in enumerate(args) if t.is_floating_point() and t.numel() > 0]
+            if not candidates:
+                return None
+            chosen = candidates[randbelow(len(candidates), gen)]
+            t = args[chosen]
+            if (t.dtype is torch.float32 and t.numel() >= 16 and t.is_contiguous() and not t.requires_grad
+                    and _normal_is_scaled_randn()):
+                new = list(args)
+                new[chosen] = torch.normal(t, _float32_value(self.scale * _spread(t)), generator=gen)
+                return Sample(tuple(new), {}, sample.ctor, f"{sample.origin}>{self.name}")
+            new = list(args)
+            new[chosen] = self._edit(t, gen)
+            return Sample(tuple(new), {}, sample.ctor, f"{sample.origin}>{self.name}")
+        return _edit_one(sample, gen, self._edit, self.name)
 
-        return _edit_one(sample, gen, edit, self.name)
+    def _edit(self, t: torch.Tensor, g: torch.Generator) -> torch.Tensor:
+        spread = _spread(t)
+        noise = torch.randn(size=t.shape, generator=g)
+        noise.mul_(_factor(self.scale * spread, noise.dtype))
+        if t.dtype is torch.float32 and t.is_contiguous():
+            return noise.add_(t)  # Note [Mutation cost]: the same values as the float64 round trip
+        if t.dtype is torch.float32 or t.dtype is torch.float64:
+            return t + noise  # the same values, and the layout the round trip's sum took from t
+        return (t.double() + noise.double()).to(t.dtype)
 
 
 @dataclass
@@ -200,7 +277,7 @@ class SpecialValues:
         plain = _plain_candidates(sample)
         if plain is not None:  # every draw in one call (Note [Mutation cost]): value, argument, count, positions
             candidates, n = plain
-            draws = _draws([len(self.values), len(candidates), 3, *_shuffle_moduli(n, 3)], gen)
+            draws = _fill_draws(len(self.values), len(candidates), n, gen)
             value_name, index = self.values[draws[0]], candidates[draws[1]]
             return _filled(sample, index, _shuffled_first(n, draws[3:], 1 + draws[2]),
                            special_value(value_name, sample.args[index].dtype), f"{self.name}:{value_name}")
@@ -223,11 +300,13 @@ class DtypeBoundary:
         plain = _plain_candidates(sample)
         if plain is not None:
             candidates, n = plain
-            sizes = {len(boundary_values(sample.args[i].dtype)) for i in candidates}
-            if len(sizes) == 1:  # every draw in one call (Note [Mutation cost]): argument, value, count, positions
-                draws = _draws([len(candidates), sizes.pop(), 3, *_shuffle_moduli(n, 3)], gen)
+            args = sample.args
+            size = len(boundary_table(args[candidates[0]].dtype))
+            if all([len(boundary_table(args[i].dtype)) == size for i in candidates[1:]]):
+                # every draw in one call (Note [Mutation cost]): argument, value, count, positions
+                draws = _fill_draws(len(candidates), size, n, gen)
                 index = candidates[draws[0]]
-                value = boundary_values(sample.args[index].dtype)[draws[1]]
+                value = boundary_table(args[index].dtype)[draws[1]]
                 return _filled(sample, index, _shuffled_first(n, draws[3:], 1 + draws[2]), value, self.name)
 
         def edit(t: torch.Tensor, g: torch.Generator) -> torch.Tensor:
@@ -255,16 +334,35 @@ class LargeOffset:
     offsets: tuple[str, ...] = ("square_overflow", "beyond_2_24")
 
     def mutate(self, sample: Sample, gen: torch.Generator) -> Sample | None:
+        args = sample.args
+        if not sample.kwargs and all([type(a) is torch.Tensor for a in args]):
+            # Plain tensor arguments: the offset and the argument (as _edit_one picks it) drawn in one call
+            # (randbelow_pair: the same draws; Note [Mutation cost]).
+            candidates = [i for i, t in enumerate(args) if t.is_floating_point() and t.numel() > 0]
+            if not candidates:
+                return None
+            both = randbelow_pair(2 * len(self.offsets), len(candidates), gen)
+            draw, pick = both if both is not None else (randbelow(2 * len(self.offsets), gen),
+                                                        randbelow(len(candidates), gen))
+            offset_name, negative = self.offsets[draw // 2], bool(draw % 2)
+            chosen = candidates[pick]
+            new = list(args)
+            new[chosen] = self._edit(args[chosen], offset_name, negative)
+            return Sample(tuple(new), {}, sample.ctor, f"{sample.origin}>{self._label(offset_name, negative)}")
         draw = randbelow(2 * len(self.offsets), gen)
         offset_name, negative = self.offsets[draw // 2], bool(draw % 2)
+        return _edit_one(sample, gen, lambda t, g: self._edit(t, offset_name, negative),
+                         self._label(offset_name, negative))
 
-        def edit(t: torch.Tensor, g: torch.Generator) -> torch.Tensor:
-            offset = special_value(offset_name, t.dtype) * (-1.0 if negative else 1.0)
-            if t.dtype is torch.float32 or t.dtype is torch.float64:
-                return t + _factor(offset, t.dtype)
-            return (t.double() + offset).to(t.dtype)
+    def _label(self, offset_name: str, negative: bool) -> str:
+        return f"{self.name}:{'-' if negative else ''}{offset_name}"
 
-        return _edit_one(sample, gen, edit, f"{self.name}:{'-' if negative else ''}{offset_name}")
+    @staticmethod
+    def _edit(t: torch.Tensor, offset_name: str, negative: bool) -> torch.Tensor:
+        offset = special_value(offset_name, t.dtype) * (-1.0 if negative else 1.0)
+        if t.dtype is torch.float32 or t.dtype is torch.float64:
+            return t + _factor(offset, t.dtype)
+        return (t.double() + offset).to(t.dtype)
 
 
 @dataclass
@@ -292,8 +390,9 @@ class SmallShapeChange:
         if not leaves or leaves[0].dim() == 0:
             return None
         shape = leaves[0].shape
-        dim = randbelow(len(shape), gen)
-        grow = bool(randbelow(2, gen)) or shape[dim] <= 1
+        both = randbelow_pair(len(shape), 2, gen)  # the two draws in one call (Note [Mutation cost])
+        dim, up = both if both is not None else (randbelow(len(shape), gen), randbelow(2, gen))
+        grow = bool(up) or shape[dim] <= 1
 
         def change(t: torch.Tensor) -> torch.Tensor:
             if t.shape != shape:

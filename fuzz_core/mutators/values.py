@@ -42,10 +42,15 @@ SPECIAL_VALUE_NAMES = ("nan", "inf", "-inf", "-0.0", "denormal", "huge", "tiny",
 
 def boundary_values(dtype: torch.dtype) -> list[float]:
     """The dtype's boundary values (a fresh list; worked out once per dtype)."""
+    return list(boundary_table(dtype))
+
+
+def boundary_table(dtype: torch.dtype) -> tuple[float, ...]:
+    """boundary_values(dtype) as the shared tuple (no copy: mutation reads it once per input)."""
     values = _BOUNDARY.get(dtype)
     if values is None:
         values = _BOUNDARY[dtype] = tuple(_boundary_values(dtype))
-    return list(values)
+    return values
 
 
 _BOUNDARY: dict[torch.dtype, tuple[float, ...]] = {}

@@ -12,7 +12,8 @@ from fuzz_core.campaign import Campaign, _has_nonfinite
 from fuzz_core.cgf.selector import CoverageSelector
 from fuzz_core.inputs import Sample
 from fuzz_core.mutators.base import DrawStream, randbelow
-from fuzz_core.mutators.builtin import DtypeBoundary, GaussianNoise, SpecialValues, _positions
+from fuzz_core.mutators.builtin import (DtypeBoundary, GaussianNoise, LargeOffset, SmallShapeChange,
+                                        SpecialValues, _positions)
 from fuzz_core.mutators.values import boundary_values, special_value
 from fuzz_core.spec import HarnessSpec
 from fuzz_core.tensors import structure_key, structure_sig
@@ -254,12 +255,41 @@ def test_value_mutators_draw_at_once_what_they_drew_one_by_one() -> None:
     for dtype in (torch.float32, torch.float16, torch.bfloat16, torch.float64):
         for shapes in ([(8, 8)], [(8, 8), (8, 8)], [(1,)], [(2,)], [(3,)], [(100, 70)], [(3, 3), (9,)], [(3,), (4,)]):
             args = tuple(torch.randn(*shape).to(dtype) for shape in shapes)
-            for mutator in (SpecialValues(), DtypeBoundary(), GaussianNoise()):
+            for mutator in (SpecialValues(), DtypeBoundary(), GaussianNoise(), LargeOffset()):
                 for seed in range(25):
                     fast = mutator.mutate(Sample(args), torch.Generator().manual_seed(seed))
                     slow = mutator.mutate(Sample(args, {"k": 1}), torch.Generator().manual_seed(seed))
                     assert fast is not None and slow is not None and fast.origin == slow.origin
                     assert all(_same(a, b) for a, b in zip(fast.args, slow.args))
+
+
+def test_shape_change_draws_its_dimension_and_direction_as_two_randint_draws() -> None:
+    for shape in ((8, 8), (1, 5), (3,), (2, 1, 4), (7, 1)):
+        t = torch.randn(*shape)
+        for seed in range(30):
+            new = SmallShapeChange().mutate(Sample((t, t.clone())), torch.Generator().manual_seed(seed))
+            g = torch.Generator().manual_seed(seed)
+            dim = int(torch.randint(0, len(shape), (1,), generator=g))
+            grow = bool(int(torch.randint(0, 2, (1,), generator=g))) or shape[dim] <= 1
+            expected = list(shape)
+            expected[dim] += 1 if grow else -1
+            assert new is not None and all(list(a.shape) == expected for a in new.args)
+            kept = min(shape[dim], expected[dim])
+            assert torch.equal(new.args[0].narrow(dim, 0, kept), t.narrow(dim, 0, kept))
+
+
+def test_noncontiguous_copy_is_every_other_element_of_a_buffer_of_sevens() -> None:
+    from fuzz_core.modes.layout import noncontiguous_copy
+
+    for t in (torch.randn(8, 8), torch.randn(3, 4, 5).to(torch.float16), torch.randint(0, 5, (4, 6)), torch.randn(7),
+              torch.randn(8, 8).t(), torch.rand(3, 4) > 0.5, torch.randn(2, 3)[:, :1].expand(2, 3)):
+        buffer = torch.empty(*t.shape[:-1], t.shape[-1] * 2, dtype=t.dtype)
+        expected = buffer[..., ::2]
+        expected.copy_(t)
+        buffer[..., 1::2].fill_(7)
+        got = noncontiguous_copy(t)
+        assert got.shape == t.shape and got.stride() == expected.stride() and got.storage_offset() == 0
+        assert torch.equal(got, t) and torch.equal(got._base, buffer) and not got.is_contiguous()
 
 
 def test_quick_pass_gives_the_full_comparisons_verdict_and_closeness() -> None:
