@@ -155,6 +155,27 @@ def _collect_aliases(tree: ast.Module) -> dict[str, str]:
     return aliases
 
 
+def _bare_module_classes(tree: ast.Module, aliases: dict[str, str]) -> dict[str, str]:
+    """Note [Modules called without their import]
+    Snippets often call ``CrossEntropyLoss(...)`` or ``Conv2d(...)`` with the ``from torch.nn import ...`` line
+    left out. A capitalised name that is called, never bound in the snippet (no import, def, class or
+    assignment) and names a module class of torch.nn on the allow-list is that class.
+    """
+    bound: set[str] = set(aliases)
+    called: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            bound.add(node.name)
+        elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            bound.add(node.id)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id[:1].isupper():
+            called.add(node.func.id)
+    from fuzz_core.api_names import rejection_reason
+
+    return {name: f"torch.nn.{name}" for name in sorted(called - bound)
+            if rejection_reason(f"torch.nn.{name}") is None}
+
+
 class _Scanner(ast.NodeVisitor):
     def __init__(self, aliases: dict[str, str]) -> None:
         self.aliases = aliases
@@ -641,6 +662,7 @@ def scan_tree(tree: ast.Module, *, session: bool = False) -> CodeFacts:
     """
     aliases = dict(DEFAULT_ALIASES)
     aliases.update(_collect_aliases(tree))
+    aliases.update(_bare_module_classes(tree, aliases))
     scanner = _Scanner(aliases)
     scanner.visit(tree)
     if session:

@@ -28,7 +28,10 @@ _ENGLISH_OP_NAMES = frozenset(
     "square stack sum take tensor threshold tile torch trace typename unique wait warnings where zeros np t "
     "floor ceil exp frac var std prod pow det dist le lt ge gt eq ne sub mul div neg is to".split()
 )
-_TITLE_CALL = re.compile(r"`(?:torch\.|F\.|nn\.)?([A-Za-z_][A-Za-z0-9_]*)(?:\(\))?`|\b([A-Za-z_][A-Za-z0-9_]*)\(\)")
+# A name in backticks, written as a call, or followed by "operator"/"op"/"function"/"kernel" ("the remainder
+# operator"): the title uses the word as a name, even one that is also English.
+_TITLE_CALL = re.compile(r"`(?:torch\.|F\.|nn\.)?([A-Za-z_][A-Za-z0-9_]*)(?:\(\))?`|\b([A-Za-z_][A-Za-z0-9_]*)\(\)"
+                         r"|\b([A-Za-z_][A-Za-z0-9_]*) (?:operator|op|function|kernel)\b", re.I)
 _OP_NAMESPACES = ("torch", "torch.nn.functional", "torch.linalg", "torch.special", "torch.fft")
 # Wrappers that run other code (a mode), never the op under test even when the title spells them out
 _MODE_WRAPPERS = frozenset({"torch.compile", "torch.autocast", "torch.vmap", "torch.no_grad", "torch.enable_grad",
@@ -39,9 +42,18 @@ def _short(api: str) -> str:
     return api.rsplit(".", 1)[-1]
 
 
+# The legacy typed constructors (torch.LongTensor([...]), torch.cuda.HalfTensor(3, 4)) build inputs, as
+# torch.tensor does; old reports use them everywhere.
+_LEGACY_CONSTRUCTOR = re.compile(r"torch\.(?:cuda\.)?[A-Z][A-Za-z0-9]*Tensor")
+# Builders that also compute: set aside as input plumbing at the top level, candidates (below any other op)
+# inside the snippet's own function, the code a mode runs (a traced loop that concatenates).
+_COMPOSING_BUILDERS = frozenset({"torch.cat", "torch.stack"})
+
+
 def is_tooling(api: str) -> bool:
     """Input builders, mode wrappers and comparators: never the API under test."""
-    return not api.startswith("torch") or api in INFRA_TORCH or api in COMPARATORS or api.startswith(INFRA_PREFIXES)
+    return (not api.startswith("torch") or api in INFRA_TORCH or api in COMPARATORS or api.startswith(INFRA_PREFIXES)
+            or _LEGACY_CONSTRUCTOR.fullmatch(api) is not None)
 
 
 def is_infra(site: CallSite) -> bool:
@@ -55,6 +67,10 @@ def _sized_from_a_tensor(site: CallSite) -> bool:
     A size that is not a literal reads as None in the call's args (scan.literal).
     """
     return site.api in SIZE_CONSTRUCTORS and site.in_user_code and any(arg is None for arg in site.args)
+
+
+def _composes_in_user_code(site: CallSite) -> bool:
+    return site.api in _COMPOSING_BUILDERS and site.in_user_code and not site.in_print
 
 
 def _writes_out(site: CallSite) -> bool:
@@ -91,7 +107,8 @@ def choose_api(calls: list[CallSite], title: str, prose: str, operators: list[Ca
     for site in calls:
         if _short(site.api) in NEVER_UNDER_TEST and site.kind == "method":
             continue
-        if site.api != named and not _sized_from_a_tensor(site) and not _writes_out(site) and (is_tooling(site.api) or (
+        if site.api != named and not _sized_from_a_tensor(site) and not _writes_out(site) \
+                and not _composes_in_user_code(site) and (is_tooling(site.api) or (
             is_infra(site) and (_title_position(site.api, title_words) is None or site.api not in computing)
         )):
             continue
@@ -112,7 +129,7 @@ def choose_api(calls: list[CallSite], title: str, prose: str, operators: list[Ca
             score += 2.0
         if api in user_code:
             score += 3.0
-        if api in SIZE_CONSTRUCTORS:  # kept only for the size it takes: below an op used as often
+        if api in SIZE_CONSTRUCTORS or api in _COMPOSING_BUILDERS:  # below an op used as often
             score -= 0.5
         scores[api] = score
     # a title op the code calls only where it was set aside (inside print, as plumbing) is still the title's op
@@ -188,7 +205,7 @@ def title_ops(title: str) -> list[str]:
     spelled = title_api(title)
     if spelled:
         found.append(spelled)
-    marked = {(m.group(1) or m.group(2)).lower() for m in _TITLE_CALL.finditer(title)}
+    marked = {(m.group(1) or m.group(2) or m.group(3)).lower() for m in _TITLE_CALL.finditer(title)}
     for word in _WORD_RE.findall(title):
         low = word.lower()
         plain = low in _ENGLISH_OP_NAMES or low in INFRA_METHODS or low in NEVER_UNDER_TEST or low == "slice"

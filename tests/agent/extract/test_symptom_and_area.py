@@ -306,3 +306,80 @@ def test_cuda_in_the_prose_alone_names_no_device_pair() -> None:
     body = TRUNCATED_DEVICE_REPORT + "\nCUDA used to build PyTorch: 12.4\n"
     analysis = analyze_issue("softmax rows do not sum to one", body, [])
     assert analysis.pattern is None or analysis.pattern.test_mode.name != "device:cuda"
+
+
+def test_a_legacy_typed_constructor_builds_an_input_and_the_title_operator_is_the_op() -> None:
+    body = """Under torch.compile the modulo of large int64 values is off.
+
+```python
+import torch
+a = torch.LongTensor([7, 9, -5])
+print(a % (2 ** 50))
+```
+"""
+    analysis = analyze_issue("torch.compile: remainder operator wrong for huge divisors", body, [])
+    assert "torch.LongTensor" not in analysis.rejected_apis
+    assert analysis.pattern is not None and analysis.pattern.api == "torch.remainder"
+
+
+def test_a_concatenation_inside_the_traced_function_is_the_op_when_nothing_else_computes() -> None:
+    body = """The traced function returns a different result than calling it.
+
+```python
+import torch
+def grow(x):
+    for _ in range(3):
+        x = torch.cat((x, x), 0)
+    return x
+x = torch.randn(2, 3)
+print(grow(x).shape, torch.jit.trace(grow, x)(x).shape)
+```
+"""
+    analysis = analyze_issue("jit.trace of a loop gives a wrong result", body, [])
+    assert analysis.pattern is not None and analysis.pattern.api == "torch.cat"
+
+
+def test_a_concatenation_that_builds_the_input_is_set_aside_for_the_op_it_feeds() -> None:
+    body = """Traced and eager results differ.
+
+```python
+import torch
+def f(x):
+    return torch.cat((x, x), 0).cumsum(0)
+x = torch.randn(2, 3)
+print(f(x), torch.jit.trace(f, x)(x))
+```
+"""
+    analysis = analyze_issue("jit.trace gives a wrong cumsum", body, [])
+    assert analysis.pattern is not None and analysis.pattern.api == "torch.cumsum"
+
+
+def test_a_module_class_called_without_its_import_is_the_torch_nn_class() -> None:
+    body = """Smoothing changes the loss of samples that should be ignored, on the GPU only.
+
+```python
+import torch
+loss = CrossEntropyLoss(label_smoothing=0.1, ignore_index=-1)
+logits, target = torch.randn(4, 3), torch.tensor([0, -1, 2, 1])
+print(loss(logits, target), loss(logits.cuda(), target.cuda()))
+```
+"""
+    analysis = analyze_issue("label smoothing loss differs on cuda", body, [])
+    assert analysis.pattern is not None and analysis.pattern.api == "torch.nn.CrossEntropyLoss"
+
+
+def test_a_capitalised_name_the_snippet_defines_is_not_taken_for_a_torch_nn_class() -> None:
+    body = """The output of my layer changes under torch.compile.
+
+```python
+import torch
+class Linear(torch.nn.Module):
+    def forward(self, x):
+        return torch.special.expit(x) * 2
+m = Linear()
+x = torch.randn(4)
+print(m(x), torch.compile(m)(x))
+```
+"""
+    analysis = analyze_issue("compiled layer gives a different output", body, [])
+    assert analysis.pattern is not None and analysis.pattern.api == "torch.special.expit"
