@@ -731,13 +731,16 @@ class Campaign:
         iteration = 0
         seeds_na = 0
         encoded = self._progress_encoded
+        measures = getattr(self.selector, "measures", None)  # Note [Sampled coverage]; looked up once
+        if not callable(measures):
+            measures = None
         while True:
             if max_executions is not None and self.tally.executions >= max_executions:
                 self.exit_reason = EXIT_MAX_EXECUTIONS
                 return
             now = time.monotonic()
-            overrun_until = max(deadline, self._last_compile_end) + MIN_INPUTS_OVERRUN_S
-            if now >= deadline and not (self.tally.compared < min_inputs and now < overrun_until):
+            if now >= deadline and not (self.tally.compared < min_inputs and now < max(
+                    deadline, self._last_compile_end) + MIN_INPUTS_OVERRUN_S):
                 self.exit_reason = EXIT_TIME
                 return
             # A mode that applies to none of the seeds will not apply to their mutants either.
@@ -755,7 +758,7 @@ class Campaign:
                 self.progress({"iteration": iteration - 1, "seed_index": entry.recipe[0],
                                "steps": [list(s) for s in entry.recipe[1]]})
             self.last_outputs = (None, None)
-            self._measured = self._measures(entry)
+            self._measured = bool(measures(entry)) if measures is not None else True
             outcome = self.evaluate(entry)
             self.tally.executions += 1
             if isinstance(outcome, Finding):
@@ -777,11 +780,6 @@ class Campaign:
                     seeds_na += int(not entry.recipe[1])
             if self.selector.observe(entry, label, self.last_outputs):
                 corpus.append(entry)
-
-    def _measures(self, entry: CorpusEntry) -> bool:
-        """Whether the selector measures this input (op scope around its runs): Note [Sampled coverage]."""
-        measures = getattr(self.selector, "measures", None)
-        return bool(measures(entry)) if callable(measures) else True
 
     def _keep(self, finding: Finding) -> None:
         """Keep the smallest failing input per distinct failure (and the strongest verdict)."""

@@ -113,7 +113,9 @@ class CoverageSelector:
         self._ops_pending |= self.ops.seen - before
 
     def observe(self, entry: Any, outcome: str, outputs: Any) -> bool:
-        new_ops, self._ops_pending = self._ops_pending, set()
+        new_ops = self._ops_pending
+        if new_ops:  # (an unmeasured input has none: no set made per input)
+            self._ops_pending = set()
         measuring, self._measuring = self._measuring, True
         if outcome in _UNINFORMATIVE or not measuring:
             return False
