@@ -50,6 +50,7 @@ class CallSite:
     receiver: str | None = None
     feeds_backward: bool = False  # ``x.sum().backward()``: the reduction that makes a loss, not the op under test
     values_only: bool = False  # ``x.max(1)[0]``, ``.values``, a full reduction: the indices are never read
+    in_constructor: bool = False  # inside a class's ``__init__``: runs once when the model is built, before any mode
 
 
 @dataclass
@@ -181,6 +182,7 @@ class _Scanner(ast.NodeVisitor):
         self.aliases = aliases
         self.facts = CodeFacts()
         self.depth = 0  # > 0 inside a def or class of the snippet
+        self.constructor_depth = 0  # > 0 inside an ``__init__``
         self.print_depth = 0
         self.instances: dict[str, str] = {}  # variable or self attribute -> module class api
         self.int_names: set[str] = set()  # names bound to plain ints (loop counters, len(...), literals)
@@ -234,10 +236,13 @@ class _Scanner(ast.NodeVisitor):
     def visit_FunctionDef(self, node: ast.FunctionDef) -> None:  # noqa: N802
         for deco in node.decorator_list:
             self._decorator(deco)
+        constructor = node.name == "__init__"
         self.depth += 1
+        self.constructor_depth += constructor
         for stmt in node.body:
             self.visit(stmt)
         self.depth -= 1
+        self.constructor_depth -= constructor
 
     visit_AsyncFunctionDef = visit_FunctionDef  # noqa: N815
 
@@ -481,7 +486,8 @@ class _Scanner(ast.NodeVisitor):
         full = not kwargs and len(args) <= (0 if kind == "method" else 1)
         self.facts.calls.append(
             CallSite(api, kind, kwargs, args, getattr(node, "lineno", 0), self.depth > 0, self.print_depth > 0, receiver,
-                     values_only=id(node) in self.value_nodes or (isinstance(node, ast.Call) and full))
+                     values_only=id(node) in self.value_nodes or (isinstance(node, ast.Call) and full),
+                     in_constructor=self.constructor_depth > 0)
         )
 
     def _mode_call(self, api: str, kwargs: dict[str, Any], args: list[Any]) -> None:

@@ -98,10 +98,27 @@ def _train_mode_tracing(t: TriageInput) -> str | None:
     return None
 
 
+def _draws_nothing(site: CallSite, t: TriageInput) -> bool:
+    """Dropout that is the identity: ``training=False``, ``p=0``, or a Dropout module after ``.eval()``.
+
+    Note [Random ops that draw nothing]: the RNG-stream false alarm needs numbers drawn inside the compared code.
+    Dropout off draws none, and what a class's ``__init__`` draws (weights, a constant buffer) is drawn once,
+    when the model is built, and both modes read the same tensor.
+    """
+    if not _short(site.api).lower().startswith("dropout"):
+        return False
+    if site.kind == "module":
+        return t.facts.eval_called or site.kwargs.get("p", site.args[0] if site.args else None) == 0
+    p = site.kwargs.get("p", site.args[1] if len(site.args) > 1 else None)
+    training = site.kwargs.get("training", site.args[2] if len(site.args) > 2 else True)
+    return training is False or p == 0
+
+
 def _random_ops(t: TriageInput) -> str | None:
     if t.modes is None or t.modes.kind not in (PatternKind.JIT_Eager_Mismatch, PatternKind.Compile_Eager_Mismatch):
         return None
-    random_inside = [c.api for c in t.facts.calls if c.in_user_code and c.api in RANDOM_OPS]
+    random_inside = [c.api for c in t.facts.calls
+                     if c.in_user_code and c.api in RANDOM_OPS and not c.in_constructor and not _draws_nothing(c, t)]
     if random_inside:
         return f"{random_inside[0]} runs inside the compared code; RNG streams differ between modes"
     return None

@@ -78,6 +78,29 @@ def test_random_op_inside_compiled_code_is_a_false_alarm() -> None:
     assert a.triage.false_alarm_class == "random_ops"
 
 
+def test_dropout_with_training_off_inside_compiled_code_draws_nothing() -> None:
+    code = ("import torch\ndef f(x):\n    y = torch.nn.functional.dropout(x, 0.3, False)\n    return y.exp()\n"
+            "x = torch.ones(3)\nprint(torch.compile(f)(x), f(x))")
+    a = analyze_issue("compiled function differs from eager", _issue(code), SILENT)
+    assert a.triage.false_alarm_class is None and a.triage.is_silent_bug
+
+
+def test_dropout_in_training_inside_compiled_code_is_still_a_false_alarm() -> None:
+    code = ("import torch\ndef f(x):\n    y = torch.nn.functional.dropout(x, 0.3, training=True)\n    return y.exp()\n"
+            "x = torch.ones(3)\nprint(torch.compile(f)(x), f(x))")
+    a = analyze_issue("compiled function differs from eager", _issue(code), SILENT)
+    assert a.triage.false_alarm_class == "random_ops"
+
+
+def test_random_weights_drawn_in_a_constructor_are_shared_by_both_modes() -> None:
+    code = ("import torch\nclass M(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+            "        self.w = torch.nn.Parameter(torch.rand(4))\n    def forward(self, x):\n"
+            "        return torch.logaddexp(x, self.w)\nm = M()\nx = torch.zeros(4)\n"
+            "print(m(x), torch.jit.trace(m, x)(x))")
+    a = analyze_issue("traced module gives another result", _issue(code), SILENT)
+    assert a.triage.false_alarm_class is None and a.triage.is_silent_bug
+
+
 @pytest.mark.parametrize("with_eval", [False, True])
 def test_batchnorm_traced_in_train_mode(with_eval: bool) -> None:
     code = (
