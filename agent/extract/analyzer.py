@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agent.extract.codeblocks import code_blocks, unfenced_code
-from agent.extract.modes import ModePair, mode_pair, reports_nonfinite, symptom_kind
+from agent.extract.modes import ModePair, mode_pair, prints_nan, reports_nonfinite, symptom_kind
 from agent.extract.public_ops import public_op
 from agent.extract.scan import CodeFacts, commented_modes, scan_tree
 from agent.extract.select import choose_api
@@ -183,7 +183,8 @@ def analyze_issue(title: str, body: str, labels: list[str], comments: list[str] 
         try:
             trigger = _trigger(facts, modes, api)
             # Note [A non-finite result names the kind], Note [One side raises] (modes.py)
-            kind = symptom_kind(modes.kind, title, prose)
+            printed_nan = "nan" not in facts.special_values and prints_nan(rules_text)
+            kind = symptom_kind(modes.kind, title, prose, printed_nan=printed_nan)
             pattern = BugPattern(
                 kind=kind,
                 api=api,

@@ -280,7 +280,8 @@ def mode_pair(facts: CodeFacts, title: str, prose: str, signals: TextSignals) ->
 # disagree. A low-precision result that overflows to inf stays a precision pattern: the value is out of the
 # dtype's range, which is precision (its oracle allows float16's tolerance and the transfer rules read its
 # dtype). A NaN is different: it is an invalid operation (0/0, inf - inf, an eps that rounds to zero), the
-# same class as the gradient's NaN at zero, so a low-precision pair whose title names a NaN is a NaN/Inf
+# same class as the gradient's NaN at zero, so a low-precision pair whose title names a NaN, or whose report
+# shows torch printing one (``tensor(nan, dtype=torch.float16)``) from inputs that hold none, is a NaN/Inf
 # pattern too. A NaN the title names as the *expected* value ("instead of NaN") is not the symptom. The mode
 # pair is kept, so the harness still runs the gradient or low-precision side.
 NONFINITE_SYMPTOM_KINDS = frozenset({PatternKind.Gradient_Mismatch})
@@ -294,6 +295,11 @@ _NONFINITE_WORD = re.compile(r"\bnans?\b|\binfs?\b|\binfinity\b|\binfinite\b(?!\
                              r"|non-?finite", re.I)
 _EXPECTED_BEFORE = re.compile(r"(?:instead of|rather than|expected|expect|should (?:be|return|give)|not)\W+(?:\w+\W+)?$",
                               re.I)
+
+
+def prints_nan(text: str) -> bool:
+    """The report shows torch printing a NaN result (Note [A non-finite result names the kind])."""
+    return _PRINTED_NAN.search(text) is not None
 
 
 def reports_nonfinite(title: str, *, nan_only: bool = False) -> bool:
@@ -324,13 +330,18 @@ def one_side_raises(text: str) -> bool:
     return bool(_RAISED.search(text)) and bool(_SUCCEEDED.search(text))
 
 
-def symptom_kind(kind: PatternKind, title: str, prose: str = "") -> PatternKind:
+# torch's own print of a NaN result, ``tensor(nan, dtype=torch.float16)`` or ``tensor([nan, 1.])``, as pasted
+# output shows it (the code spells the constructor torch.tensor, so a preceding dot or name is not it)
+_PRINTED_NAN = re.compile(r"(?<![.\w])tensor\(\[*\s*nan\b")
+
+
+def symptom_kind(kind: PatternKind, title: str, prose: str = "", *, printed_nan: bool = False) -> PatternKind:
     """The kind the report's symptom names: NaN_Inf where a gradient pair reports a non-finite result or a
-    low-precision pair a NaN,
-    Exception_Mismatch where one side of the pair raised and the other succeeded, else ``kind``."""
+    low-precision pair a NaN (in the title, or ``printed_nan``: the report shows torch printing one from finite
+    inputs), Exception_Mismatch where one side of the pair raised and the other succeeded, else ``kind``."""
     if kind in NONFINITE_SYMPTOM_KINDS and reports_nonfinite(title):
         return PatternKind.NaN_Inf
-    if kind in NAN_SYMPTOM_KINDS and reports_nonfinite(title, nan_only=True):
+    if kind in NAN_SYMPTOM_KINDS and (printed_nan or reports_nonfinite(title, nan_only=True)):
         return PatternKind.NaN_Inf
     if kind in EXCEPTION_SYMPTOM_KINDS and one_side_raises(title + "\n" + prose):
         return PatternKind.Exception_Mismatch

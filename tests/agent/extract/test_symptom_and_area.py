@@ -383,3 +383,33 @@ print(m(x), torch.compile(m)(x))
 """
     analysis = analyze_issue("compiled layer gives a different output", body, [])
     assert analysis.pattern is not None and analysis.pattern.api == "torch.special.expit"
+
+
+HALF_MEAN_SESSION = """The mean of many ones in half precision is not one.
+
+```python
+>>> import torch
+>>> torch.ones(70000, dtype=torch.float16).mean()
+tensor(nan, dtype=torch.float16)
+```
+"""
+
+
+def test_a_low_precision_pair_whose_output_shows_torch_printing_nan_is_a_nan_inf_pattern() -> None:
+    pattern = analyze_issue("float16 mean of ones is wrong", HALF_MEAN_SESSION, []).pattern
+    assert pattern is not None
+    assert (pattern.kind, pattern.test_mode.name) == (PatternKind.NaN_Inf, "dtype:float16")
+
+
+def test_a_nan_the_input_holds_does_not_name_the_kind() -> None:
+    body = """Half precision nanmean differs a lot from float32 here.
+
+```python
+import torch
+x = torch.tensor([float("nan"), 1000.0, 3.0])
+print(torch.nanmean(x), torch.nanmean(x.half()))
+```
+Output: tensor(nan) for a slice I tried too.
+"""
+    pattern = analyze_issue("nanmean in float16 is inaccurate", body, []).pattern
+    assert pattern is not None and pattern.kind == PatternKind.Precision_Mismatch
