@@ -139,6 +139,49 @@ def near_overflow(sample: Sample) -> bool:
     return False
 
 
+def near_underflow(sample: Sample) -> float | None:
+    """The smallest nonzero magnitude of a floating input below sqrt(tiny) of its dtype, else None: its reciprocal
+    squared (a gradient's 1/x^2, x^(p-1) with p < 1) overflows the dtype (Note [Gradients at tiny inputs])."""
+    smallest = None
+    for t in tensor_leaves(sample.tree()):
+        if t.is_floating_point() and t.numel():
+            magnitudes = t[torch.isfinite(t) & (t != 0)].abs()
+            if magnitudes.numel():
+                low = float(magnitudes.min())
+                if low < math.sqrt(torch.finfo(t.dtype).tiny) and (smallest is None or low < smallest):
+                    smallest = low
+    return smallest
+
+
+def _lift_tiny(t: torch.Tensor) -> torch.Tensor:
+    if not t.is_floating_point():
+        return t
+    info = torch.finfo(t.dtype)
+    tiny = torch.isfinite(t) & (t != 0) & (t.abs() < math.sqrt(info.tiny))
+    return torch.where(tiny, torch.copysign(torch.full_like(t, info.eps), t), t) if bool(tiny.any()) else t
+
+
+def nonfinite_without_tiny(h: Campaign, sample: Sample, fp64_out: Any) -> bool:
+    """The test mode still gives an unexpected NaN/Inf once every tiny input is lifted to the dtype's eps, a
+    magnitude whose small negative powers the dtype holds: the tiny values are not what makes it (a failed run
+    counts as not, so the tiny values keep the blame)."""
+    assert h.test is not None
+    lifted = sample.with_tree(map_tensors(sample.tree(), _lift_tiny))
+    again = h.run_mode(h.test, lifted)
+    return again.status == "ok" and unexpected_nonfinite(again.output, fp64_out) is not None
+
+
+# Note [Gradients at tiny inputs]
+# An analytic gradient raises its input to negative powers (1/x^2 for a reciprocal, |x|^(p-1) for a p-norm with
+# p < 1). At a nonzero input below sqrt of the dtype's smallest normal those powers leave float32's range while
+# float64 holds them: torch.norm(x, p=-1.5) on [0, 1e-30] has a float32 gradient of NaN (0 * inf) and a float64
+# gradient of 0. That is the dtype's range, the mirror of inputs beyond sqrt(max), and a maintainer reads it as a
+# robustness wish at best: the finding is at most suspicious. The tiny values must be the cause: with each lifted
+# to the dtype's eps (same sign) the gradient must come out finite. An exact zero is not tiny (the NaN gradient of a norm at 0
+# stays a bug), and the rule reads the analytic gradient modes only.
+GRADIENT_TEST_MODES = ("grad", "grad:compile:")
+
+
 def drops_nonfinite(ref: torch.Tensor, test: torch.Tensor) -> bool:
     """The test output is finite somewhere the reference is NaN/Inf (lost propagation)."""
     if not (ref.is_floating_point() and test.is_floating_point()) or ref.shape != test.shape:
@@ -687,6 +730,14 @@ def check_nan_inf(h: Campaign, entry: CorpusEntry, test: Execution) -> Finding |
                                      f"NaN/Inf in {path}", {"reference_run": ref.status}))
     else:
         outcomes.append(CheckOutcome("reference_mode_finite", "skipped", "not a differential pattern (one mode)"))
+    tiny = near_underflow(entry.sample) if h.test.name.startswith(GRADIENT_TEST_MODES) else None
+    if tiny is not None and not nonfinite_without_tiny(h, entry.sample, fp64.output):
+        words = (f"NaN/Inf in a gradient at an input of magnitude {tiny:.3g}, below sqrt of the dtype's smallest "
+                 "normal: the gradient's negative powers leave the dtype's range where float64 holds them")
+        details["tiny_input"] = tiny
+        outcomes.append(CheckOutcome("tiny_magnitude", "decided", words, {"tiny_input": tiny,
+                                                                          "verdict": V.SUSPICIOUS}))
+        return Finding(V.SUSPICIOUS, key, words, entry, mismatch, details)
     if near_overflow(entry.sample):
         # Huge inputs: only an infinity the test mode alone produces (the reference mode is finite there)
         # is a bug, and only when a rounding-level perturbation does not make the reference overflow too.

@@ -47,3 +47,20 @@ class _Square(torch.autograd.Function):
 def target(x):
     return _Square.apply(x)
 '''
+
+# A backward that returns NaN wherever the input exceeds 1: a gradient bug no input magnitude explains.
+NAN_ABOVE_ONE_BACKWARD = '''
+class _Cube(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * x * x
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return torch.where(x > 1, torch.full_like(x, float("nan")), g * 3 * x * x)
+
+def target(x):
+    return _Cube.apply(x)
+'''

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import pytest
 
 from fuzz_core import HarnessSpec, run_harness
-from tests.fuzz_core.planted import WRONG_SQUARE_BACKWARD
+from tests.fuzz_core.planted import NAN_ABOVE_ONE_BACKWARD, WRONG_SQUARE_BACKWARD
 
 
 @dataclass(frozen=True)
@@ -56,6 +56,10 @@ def target(x):
 
 FALSE_ALARMS: dict[str, Case] = {
     # -- gradients at ±inf/NaN: finite differences are undefined there, autograd is right
+    # -- a gradient's negative powers at an input below sqrt(tiny): float32's range, float64 gives 0
+    #    (Note [Gradients at tiny inputs] in fuzz_core/confirm.py)
+    "grad-norm-negative-order-tiny": Case("torch.norm", "return (torch.tensor([0.0, 1e-30, 0.0]), -1.5), {}",
+                                          oracle="nan_inf"),
     "grad-gather-inf": Case("torch.gather", "x = torch.randn(3, 4, generator=g)\nx[0, 1] = float('inf')\n"
                             "return (x, 1, torch.tensor([[0, 0], [1, 2], [3, 3]])), {}"),
     "grad-index_select-neginf": Case("torch.index_select", "x = torch.randn(3, 4, generator=g)\n"
@@ -142,6 +146,9 @@ def target(x):
 GENUINE: dict[str, Case] = {
     "planted-wrong-backward": Case("planted.square", "return (torch.randn(3, 4, generator=g),), {}",
                                    target=WRONG_SQUARE_BACKWARD),
+    # a tiny input is present, but the NaN gradient is at an element of ordinary size: not the dtype's range
+    "planted-nan-backward-beside-a-tiny-input": Case("planted.cube", "return (torch.tensor([1e-30, 2.0, 0.5]),), {}",
+                                                     oracle="nan_inf", target=NAN_ABOVE_ONE_BACKWARD),
     "planted-fp16-mean-accumulates-in-half": Case("planted.mean", "return (torch.full((64,), 2000.0),), {}", "eager",
                                                   "dtype:float16", target=HALF_ACCUMULATING_MEAN),
 }
