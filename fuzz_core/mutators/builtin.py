@@ -236,27 +236,14 @@ class GaussianNoise:
     weight: float = 4.0
 
     def mutate(self, sample: Sample, gen: torch.Generator) -> Sample | None:
-        args = sample.args
-        if not sample.kwargs and all([type(a) is torch.Tensor for a in args]):
-            # Plain tensor arguments (the common call), as _edit_one picks one; a contiguous float32 one of 16
-            # elements or more gets its noise and the sum in one call (Note [Mutation cost]), the values the three
-            # calls below make.
-            candidates = [i for i, t in enumerate(args) if t.is_floating_point() and t.numel() > 0]
-            if not candidates:
-                return None
-            chosen = candidates[randbelow(len(candidates), gen)]
-            t = args[chosen]
-            if (t.dtype is torch.float32 and t.numel() >= 16 and t.is_contiguous() and not t.requires_grad
-                    and _normal_is_scaled_randn()):
-                new = list(args)
-                new[chosen] = torch.normal(t, _float32_value(self.scale * _spread(t)), generator=gen)
-                return Sample(tuple(new), {}, sample.ctor, f"{sample.origin}>{self.name}")
-            new = list(args)
-            new[chosen] = self._edit(t, gen)
-            return Sample(tuple(new), {}, sample.ctor, f"{sample.origin}>{self.name}")
         return _edit_one(sample, gen, self._edit, self.name)
 
     def _edit(self, t: torch.Tensor, g: torch.Generator) -> torch.Tensor:
+        if (t.dtype is torch.float32 and t.numel() >= 16 and t.is_contiguous() and not t.requires_grad
+                and _normal_is_scaled_randn()):
+            # a contiguous float32 tensor of 16 elements or more gets its noise and the sum in one call
+            # (Note [Mutation cost]), the values the three calls below make
+            return torch.normal(t, _float32_value(self.scale * _spread(t)), generator=g)
         spread = _spread(t)
         noise = torch.randn(size=t.shape, generator=g)
         noise.mul_(_factor(self.scale * spread, noise.dtype))
