@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 
 from agent.extract.analyzer import analyze_issue
 from agent.extract.codeblocks import _fenced, code_blocks
-from agent.extract.modes import mode_pair, one_side_raises
+from agent.extract.modes import mode_pair, one_side_raises, prints_nan
 from agent.extract.scan import CodeFacts
 from agent.extract.text import _FEATURE_HEADINGS, _FIX_PR, _TENSOR_SCALAR, _reported_diffs, read_signals
 
@@ -60,6 +60,8 @@ ADVERSARIAL_BODIES: dict[str, tuple[str, str, str]] = {  # name -> (unit, head, 
     "a long word after pasted output": ("a", "```python\nimport torch\n1 1 1\n", "!\n```\n"),
     "raise words without an error": ("raises the ", "", ""),
     "one long word ending near error": ("e", "", "rror"),
+    "printed tensors that are not nan": ("tensor([ [ ", "", ""),
+    "one bracket run after a printed tensor": ("[", "tensor(", " na"),
 }
 
 
@@ -71,6 +73,7 @@ def _extractors(body: str) -> dict[str, Callable[[], object]]:
         "read_signals": lambda: read_signals("t", body, [], [body], blocks),
         "mode_pair": lambda: mode_pair(CodeFacts(), body, body, signals),
         "one_side_raises": lambda: one_side_raises(body),
+        "prints_nan": lambda: prints_nan(body),
         "analyze_issue": lambda: analyze_issue(body[:2000], body, [], [body]),
     }
 
