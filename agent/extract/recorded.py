@@ -36,7 +36,7 @@ from typing import Any, Iterable
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agent.extract.modes import EXCEPTION_SYMPTOM_KINDS, NONFINITE_SYMPTOM_KINDS
+from agent.extract.modes import EXCEPTION_SYMPTOM_KINDS, NAN_SYMPTOM_KINDS, NONFINITE_SYMPTOM_KINDS
 from agent.extract.recording import Call, Recording, TensorMeta
 from agent.patterns import KNOWN_MODES, BugPattern, Mode, Oracle, OracleKind, PatternKind, Trigger
 
@@ -937,9 +937,11 @@ def enrich(pattern: BugPattern | None, error: str | None, facts: RecordedFacts, 
         kind, reference, test = facts.kind, Mode(name=facts.reference_mode or "eager"), \
             Mode(name=facts.test_mode or "eager", options=facts.test_options)
         if pattern is not None and pattern.kind == PatternKind.NaN_Inf and pattern.test_mode.name != "eager" \
-                and kind in NONFINITE_SYMPTOM_KINDS:
+                and kind in NONFINITE_SYMPTOM_KINDS | NAN_SYMPTOM_KINDS:
             # the text found the pair too and named its non-finite symptom (Note [A non-finite result names
-            # the kind]); a NaN_Inf with no pair (NaN inputs, no mode) takes the recorded kind
+            # the kind]: the text read a NaN off a low-precision pair only where the report names or prints
+            # one, which a CPU run of a CUDA repro may not reproduce); a NaN_Inf with no pair (NaN inputs, no
+            # mode) takes the recorded kind
             kind = PatternKind.NaN_Inf
         elif pattern is not None and pattern.kind == PatternKind.Exception_Mismatch and kind in EXCEPTION_SYMPTOM_KINDS:
             kind = PatternKind.Exception_Mismatch  # the text's symptom on the recorded pair (Note [One side raises])

@@ -118,6 +118,15 @@ def test_recorded_facts_enrich_a_text_pattern_where_the_sides_say_so() -> None:
     assert alone is not None and alone.repro == "x = 1" and alone.kind == PatternKind.Precision_Mismatch
 
 
+def test_a_nan_the_text_read_off_a_low_precision_pair_keeps_its_kind_on_the_recorded_pair() -> None:
+    facts = derive(Recording.model_validate(GOOD))  # float32 vs float16 sides, no NaN recorded
+    text = BugPattern(kind=PatternKind.NaN_Inf, api="torch.sigmoid", reference_mode=Mode(name="eager"),
+                      test_mode=Mode(name="dtype:float16"), confidence=0.7)
+    pattern, error = enrich(text, None, facts)
+    assert error is None and pattern is not None
+    assert (pattern.kind, pattern.test_mode.name) == (PatternKind.NaN_Inf, "dtype:float16")
+
+
 def test_extract_cli_records_nothing_without_the_sandbox_and_says_why(tmp_path) -> None:  # type: ignore[no-untyped-def]
     from typer.testing import CliRunner
 
