@@ -29,6 +29,8 @@ class _AllWords:
         return all(pattern.search(text) for pattern in self.patterns)
 
 
+_HALF_AS_ENGLISH_BEFORE = ("upper", "lower", "first", "second", "other", "top", "bottom", "left", "right", "one",
+                           "and", "by")
 # (regex over title + prose, mode) in priority order: the fallback when the code says nothing
 _TEXT_MODES: tuple[tuple[re.Pattern[str] | _AllWords, str], ...] = (
     (re.compile(r"jit\.script|\bscripted\b|torchscript.*script"), "jit.script"),
@@ -40,7 +42,10 @@ _TEXT_MODES: tuple[tuple[re.Pattern[str] | _AllWords, str], ...] = (
     (re.compile(r"channels?[_ -]last"), "layout:channels_last"),
     (re.compile(r"non-?contiguous|\btransposed\b|\bpermuted\b|\bstrided\b|\bstrides\b"), "layout:noncontiguous"),
     (re.compile(r"\bbfloat16\b|\bbf16\b"), "dtype:bfloat16"),
-    (re.compile(r"\bfloat16\b|\bfp16\b|\bhalf\b"), "dtype:float16"),
+    # "half" is also English ("the upper half", "half of the rows", "half the time"): those uses name no dtype
+    (re.compile(r"\bfloat16\b|\bfp16\b|" + "".join(f"(?<!{w} )" for w in _HALF_AS_ENGLISH_BEFORE)
+                + r"\bhalf\b(?![ -](?:of|the|as|an?|way|hour|hours|second|seconds|size|life|it|them)\b)"),
+     "dtype:float16"),
     # "cuda ... cpu" in either order is both words present; one ``.*`` regex re-scanned the
     # rest of the text from every "cuda" (quadratic). See Note [Linear-time patterns on issue text].
     (_AllWords(re.compile(r"\bcuda\b"), re.compile(r"\bcpu\b")), "device:cuda"),
