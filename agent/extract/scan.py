@@ -316,15 +316,15 @@ class _Scanner(ast.NodeVisitor):
         as_binop = ast.BinOp(left=node.target, op=node.op, right=node.value)
         if isinstance(node.op, ast.MatMult):
             self._record("torch.matmul", "operator", node, {}, [])
-        elif type(node.op) in _ARITHMETIC and self._tensor_operands(as_binop):
-            self.facts.operators.append(CallSite(_ARITHMETIC[type(node.op)], "operator", {}, [],
+        elif type(node.op) in _AUGMENTED and self._tensor_operands(as_binop):
+            self.facts.operators.append(CallSite(_AUGMENTED[type(node.op)], "operator", {}, [],
                                                  node.lineno, self.depth > 0, self.print_depth > 0))
             if isinstance(node.target, ast.Name) and node.target.id in self.int_names:
                 self.int_names.discard(node.target.id)  # s = 0; s += x: s holds a tensor from here on
             elif isinstance(node.target, ast.Name) and node.target.id not in self.numpy_names:
                 # a tensor updated in place: ``a -= a[:, :1]`` is ``a.sub_(a[:, :1])`` (``x[i] += v`` is an
                 # indexed write, read by _indexed_write)
-                self.facts.inplace_methods.append(_ARITHMETIC[type(node.op)].rsplit(".", 1)[1] + "_")
+                self.facts.inplace_methods.append(_AUGMENTED[type(node.op)].rsplit(".", 1)[1] + "_")
                 if node.target.id in self.expanded_names:
                     self.facts.inplace_on_expanded = True
         self.visit(node.value)
@@ -624,6 +624,12 @@ _DIFFERENCE_CALLS = frozenset({"sub", "subtract", "dist"})
 _ARITHMETIC: dict[type, str] = {
     ast.Add: "torch.add", ast.Sub: "torch.sub", ast.Mult: "torch.mul", ast.Div: "torch.div",
     ast.Pow: "torch.pow", ast.FloorDiv: "torch.floor_divide", ast.Mod: "torch.remainder",
+}
+# An augmented bitwise update (``mask[i] |= hit``, ``bits ^= 5``) runs the bitwise op on its target; a bare
+# ``a | b`` is as often a set, a dict merge or a type annotation, so it is not read.
+_AUGMENTED: dict[type, str] = {
+    **_ARITHMETIC, ast.BitOr: "torch.bitwise_or", ast.BitAnd: "torch.bitwise_and", ast.BitXor: "torch.bitwise_xor",
+    ast.LShift: "torch.bitwise_left_shift", ast.RShift: "torch.bitwise_right_shift",
 }
 
 

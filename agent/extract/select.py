@@ -32,6 +32,15 @@ _ENGLISH_OP_NAMES = frozenset(
 # operator"): the title uses the word as a name, even one that is also English.
 _TITLE_CALL = re.compile(r"`(?:torch\.|F\.|nn\.)?([A-Za-z_][A-Za-z0-9_]*)(?:\(\))?`|\b([A-Za-z_][A-Za-z0-9_]*)\(\)"
                          r"|\b([A-Za-z_][A-Za-z0-9_]*) (?:operator|op|function|kernel)\b", re.I)
+# Python's operators as a title names them ("the `or` operator", "`|=` does nothing", "the modulo operator"):
+# the torch op the operator runs. Read only where the title marks the word as a name (backticks, "operator").
+_PYTHON_OPERATORS = {"or": "bitwise_or", "|": "bitwise_or", "|=": "bitwise_or", "and": "bitwise_and",
+                     "&": "bitwise_and", "&=": "bitwise_and", "xor": "bitwise_xor", "^": "bitwise_xor",
+                     "^=": "bitwise_xor", "~": "bitwise_not", "invert": "bitwise_not", "<<": "bitwise_left_shift",
+                     "<<=": "bitwise_left_shift", ">>": "bitwise_right_shift", ">>=": "bitwise_right_shift",
+                     "%": "remainder", "%=": "remainder", "modulo": "remainder", "//": "floor_divide",
+                     "//=": "floor_divide", "**": "pow", "**=": "pow", "power": "pow", "@": "matmul", "@=": "matmul"}
+_TITLE_SYMBOL = re.compile(r"`(\*\*=?|//=?|<<=?|>>=?|[|&^%@]=?|~)`")
 _OP_NAMESPACES = ("torch", "torch.nn.functional", "torch.linalg", "torch.special", "torch.fft")
 # Wrappers that run other code (a mode), never the op under test even when the title spells them out
 _MODE_WRAPPERS = frozenset({"torch.compile", "torch.autocast", "torch.vmap", "torch.no_grad", "torch.enable_grad",
@@ -199,13 +208,18 @@ def title_ops(title: str) -> list[str]:
     title word counts when
     torch has an op of that name in a public namespace and the word is not ordinary English
     (``_ENGLISH_OP_NAMES``: "mode", "sort", "max" ...); backticked or followed by ``()`` it always counts.
-    Each name is checked by fuzz_core.api_names, never imported.
+    A Python operator the title marks (```|=```, "the `or` operator", "modulo operator") is the torch op it runs
+    (``_PYTHON_OPERATORS``). Each name is checked by fuzz_core.api_names, never imported.
     """
     found: list[str] = []
     spelled = title_api(title)
     if spelled:
         found.append(spelled)
     marked = {(m.group(1) or m.group(2) or m.group(3)).lower() for m in _TITLE_CALL.finditer(title)}
+    for name in [*(m.group(1) for m in _TITLE_SYMBOL.finditer(title)), *sorted(marked & _PYTHON_OPERATORS.keys())]:
+        op = f"torch.{_PYTHON_OPERATORS[name]}"
+        if op not in found:
+            found.append(op)
     for word in _WORD_RE.findall(title):
         low = word.lower()
         plain = low in _ENGLISH_OP_NAMES or low in INFRA_METHODS or low in NEVER_UNDER_TEST or low == "slice"

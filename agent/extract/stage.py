@@ -110,6 +110,12 @@ def _api_occurs(api: str, text: str) -> bool:
         short in ("index_put_", "index_put", "__setitem__") and _INDEXED_WRITE.search(text) is not None)
 
 
+def _op_leaf(api: str) -> str:
+    """An op's name whatever its spelling: ``x[i] |= 1`` runs torch.Tensor.bitwise_or_, a pattern may say torch.bitwise_or."""
+    leaf = api.rsplit(".", 1)[-1]
+    return leaf[:-1] if leaf.endswith("_") and not leaf.endswith("__") else leaf
+
+
 def _pattern_check(issue: Any, recorded: Any = None) -> Callable[[PatternAnswer], str | None]:
     """Semantic post-checks of a pattern answer; a failure goes back through the repair round.
 
@@ -131,7 +137,7 @@ def _pattern_check(issue: Any, recorded: Any = None) -> Callable[[PatternAnswer]
                 from agent.extract.analyzer import operator_ops
 
                 operators = operator_ops(text)
-            if pattern.api not in operators:
+            if _op_leaf(pattern.api) not in {_op_leaf(op) for op in operators}:
                 return f"the pattern names {pattern.api}, which the issue does not mention and its repro did not run"
         try:
             back = parse_formal(pattern.to_formal())

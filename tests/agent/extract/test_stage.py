@@ -310,3 +310,20 @@ def test_an_op_the_repro_runs_through_an_operator_passes_the_mention_check() -> 
                             body="```python\ndef f(x):\n    s = 0\n    s += x\n    return s\n```")
     assert _pattern_check(issue)(answer("torch.add")) is None  # ``s += x`` runs torch.add without naming it
     assert "does not mention" in (_pattern_check(issue)(answer("torch.mul")) or "")
+
+
+def test_an_augmented_bitwise_update_runs_its_op_under_any_spelling() -> None:
+    from types import SimpleNamespace
+
+    from agent.extract.stage import _pattern_check
+    from agent.llm.schemas import PatternAnswer
+
+    def answer(api: str) -> PatternAnswer:
+        return PatternAnswer(pattern=BugPattern(kind=PatternKind.JIT_Eager_Mismatch, api=api,
+                                                reference_mode=Mode(name="eager"), test_mode=Mode(name="jit.script")))
+
+    issue = SimpleNamespace(title="scripted update is lost",
+                            body="```python\ndef f(x):\n    x[0, :] |= 1\n    return x\n```")
+    assert _pattern_check(issue)(answer("torch.bitwise_or")) is None
+    assert _pattern_check(issue)(answer("torch.Tensor.bitwise_or_")) is None
+    assert "does not mention" in (_pattern_check(issue)(answer("torch.bitwise_and")) or "")

@@ -413,3 +413,54 @@ Output: tensor(nan) for a slice I tried too.
 """
     pattern = analyze_issue("nanmean in float16 is inaccurate", body, []).pattern
     assert pattern is not None and pattern.kind == PatternKind.Precision_Mismatch
+
+
+SCRIPTED_XOR = """Under torch.jit.script the masked update below leaves the tensor as it was; eager flips the bits.
+
+```python
+import torch
+
+def flip(mask):
+    counts = torch.zeros(2, 2, dtype=torch.int32)
+    counts[:, 0] += 3
+    counts[:, 1] ^= 5
+    return counts
+
+print(flip(None), torch.jit.script(flip)(None))
+```
+"""
+
+
+def test_a_python_operator_the_title_names_is_the_op_its_code_runs_through() -> None:
+    pattern = analyze_issue("The `^=` operator on a slice is ignored by TorchScript", SCRIPTED_XOR, []).pattern
+    assert pattern is not None and pattern.api == "torch.bitwise_xor"
+    assert pattern.test_mode.name == "jit.script"
+
+
+def test_an_operator_keyword_the_title_marks_as_an_operator_names_its_op() -> None:
+    pattern = analyze_issue("In-place xor operator has no effect when scripted", SCRIPTED_XOR, []).pattern
+    assert pattern is not None and pattern.api == "torch.bitwise_xor"
+
+
+HALF_AS_ENGLISH = """For moderately large orders the result is inf for every row: the upper half of the sweep
+overflows in float32 before the root is taken.
+
+```python
+import torch
+a, b = torch.randn(3, 6), torch.randn(3, 6)
+for order in (10.0, 60.0, 120.0):
+    print(order, torch.cdist(a, b, p=order))
+```
+"""
+
+
+def test_half_as_an_english_word_names_no_low_precision_pair() -> None:
+    pattern = analyze_issue("torch.cdist returns inf for large p", HALF_AS_ENGLISH, []).pattern
+    assert pattern is not None and pattern.kind == PatternKind.NaN_Inf
+    assert pattern.test_mode.name == "eager"
+
+
+def test_half_as_a_dtype_still_names_the_low_precision_pair() -> None:
+    body = HALF_AS_ENGLISH.replace("the upper half of the sweep\noverflows in float32", "in half precision it\noverflows")
+    pattern = analyze_issue("torch.cdist returns wrong values for large p", body, []).pattern
+    assert pattern is not None and pattern.test_mode.name == "dtype:float16"
