@@ -19,7 +19,12 @@ _MISMATCH_WORDS = re.compile(
     r"inaccurac(?:y|ies)|less accurate|accuracy (?:issues?|problems?|drops?|loss|bugs?)|inconsistenc(?:y|ies)|"
     r"discrepanc(?:y|ies)|corrupt(?:s|ed|ion)?|overwritten|not (?:the )?same)\b",
 )
-_CRASH_WORDS = re.compile(r"segmentation fault|segfault|core dumped|illegal memory access|sigsegv|sigabrt|fatal python error")
+# How a dead process shows in a pasted log: signals, the shell's word for them, a C/C++/Metal assertion (their
+# messages quote with a backtick, Python's AssertionError does not), an uncaught C++ exception.
+_CRASH_WORDS = re.compile(r"segmentation fault|segfault|core dumped|illegal memory access|sigsegv|sigabrt|sigbus|"
+                          r"fatal python error|(?:zsh|bash|sh): (?:abort|segmentation|bus error|illegal instruction)|"
+                          r"abort trap|failed assertion `|assertion `[^'\n]{0,200}' failed|"
+                          r"terminate called after throwing")
 _FEATURE_HEADINGS = re.compile(r"###\s*(?:🚀|📚)|^[^\S\n]*\[(?:feature request|rfc|feature)\]", re.M)
 _QUESTION_WORDS = re.compile(
     r"\b(not sure (?:this|if this) is a bug|is (?:this|that) (?:in the )?expected|is that expected|what tolerance|"

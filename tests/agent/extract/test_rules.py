@@ -137,6 +137,25 @@ def test_crash_report_is_not_silent() -> None:
     assert not a.triage.is_silent_bug and a.pattern is not None and a.pattern.kind.value == "Crash"
 
 
+@pytest.mark.parametrize("log", [
+    "/src/kernels/Sort.mm:91: failed assertion `axis 5 is out of range'\nzsh: abort      python repro.py",
+    "python: kernel.cpp:12: void run(): Assertion `dim < 4' failed.",
+    "terminate called after throwing an instance of 'c10::Error'",
+])
+def test_a_process_that_died_on_a_native_assertion_is_a_crash_not_a_false_alarm(log: str) -> None:
+    code = "import torch\nx = torch.ones(2, 3, 1, 1, 1)\nprint(torch.topk(x, k=2, dim=0))"
+    a = analyze_issue("topk dies for 5-D inputs", _issue(code, "It never returns:") + f"\n```\n{log}\n```\n", [])
+    assert not a.triage.is_silent_bug and a.triage.false_alarm_class is None
+    assert a.triage.reason == "a crash, not a silent wrong result"
+
+
+def test_a_python_assertion_in_the_repro_is_not_a_crash() -> None:
+    code = "import torch\nx = torch.rand(4)\nassert torch.allclose(torch.sigmoid(x), 1 / (1 + torch.exp(-x)))"
+    log = "AssertionError: assertion failed for the float16 input"
+    a = analyze_issue("sigmoid differs from its formula", _issue(code, "Wrong values:") + f"\n```\n{log}\n```\n", [])
+    assert a.triage.reason != "a crash, not a silent wrong result"
+
+
 def test_code_blocks_handle_crlf_doctest_and_output() -> None:
     body = "text\r\n\r\n```\r\n>>> import torch\r\n>>> torch.sinc(torch.tensor([0.0]))\r\n```\r\n\r\n```\r\ncpu : tensor([1.])\r\n```\r\n"
     blocks = code_blocks(body)
