@@ -51,6 +51,7 @@ class CallSite:
     feeds_backward: bool = False  # ``x.sum().backward()``: the reduction that makes a loss, not the op under test
     values_only: bool = False  # ``x.max(1)[0]``, ``.values``, a full reduction: the indices are never read
     in_constructor: bool = False  # inside a class's ``__init__``: runs once when the model is built, before any mode
+    measures_difference: bool = False  # ``(a - b).abs().mean()``: sizes up the gap between two results (a comparison)
 
 
 @dataclass
@@ -192,6 +193,7 @@ class _Scanner(ast.NodeVisitor):
         self.device_names: dict[str, str] = {}  # names bound to an accelerator's string ("cuda", "mps:0")
         self.user_classes: set[str] = set()
         self.loss_nodes: set[int] = set()  # id() of calls whose result is .backward()-ed
+        self.measured_differences: set[int] = set()  # id() of ``a - b`` whose gap a method chain measures
         self.value_nodes: set[int] = set()  # id() of calls whose result is read as [0] or .values
 
     # --------------------------------------------------------------- resolution
@@ -387,7 +389,8 @@ class _Scanner(ast.NodeVisitor):
             self._record("torch.matmul", "operator", node, {}, [])
         elif type(node.op) in _ARITHMETIC and self._tensor_operands(node):
             self.facts.operators.append(CallSite(_ARITHMETIC[type(node.op)], "operator", {}, [],
-                                                 node.lineno, self.depth > 0, self.print_depth > 0))
+                                                 node.lineno, self.depth > 0, self.print_depth > 0,
+                                                 measures_difference=id(node) in self.measured_differences))
         self.generic_visit(node)
 
     def _tensor_operands(self, node: ast.BinOp) -> bool:
@@ -584,6 +587,10 @@ class _Scanner(ast.NodeVisitor):
         self._record(api, "method", node, kwargs, args, receiver)
         if id(node) in self.loss_nodes:
             self.facts.calls[-1].feeds_backward = True
+        difference = _on_difference(self, func.value)
+        if difference is not None:
+            self.facts.calls[-1].measures_difference = True
+            self.measured_differences.add(id(difference))
 
     def _to_call(self, kwargs: dict[str, Any], args: list[Any]) -> None:
         for value in [*args, kwargs.get("dtype"), kwargs.get("device"), kwargs.get("memory_format")]:
@@ -631,6 +638,13 @@ _AUGMENTED: dict[type, str] = {
     **_ARITHMETIC, ast.BitOr: "torch.bitwise_or", ast.BitAnd: "torch.bitwise_and", ast.BitXor: "torch.bitwise_xor",
     ast.LShift: "torch.bitwise_left_shift", ast.RShift: "torch.bitwise_right_shift",
 }
+
+
+def _on_difference(scanner: _Scanner, receiver: ast.AST) -> ast.BinOp | None:
+    """The difference of two results at the root of a method chain, ``(a - b).abs().max()``, or None."""
+    while isinstance(receiver, ast.Call) and isinstance(receiver.func, ast.Attribute):
+        receiver = receiver.func.value
+    return receiver if isinstance(receiver, ast.BinOp) and _is_difference(scanner, receiver) else None
 
 
 def _is_difference(scanner: _Scanner, node: ast.AST) -> bool:

@@ -168,14 +168,16 @@ def last_resort(calls: list[CallSite], operators: list[CallSite]) -> str | None:
     ``.sum().backward()``): every call was set aside as reporting or bookkeeping, and the report is about one
     of them. Then the computing method or arithmetic operator is the op under test, nearest to the code under
     test first: the snippet's own functions, then the top level, then inside print(); methods before
-    operators at each level, first use first. A reduction whose result is ``.backward()``-ed makes the loss.
+    operators at each level, first use first. A reduction whose result is ``.backward()``-ed makes the loss;
+    one over the difference of two results (``(out1 - out2).abs().mean()``) measures the gap: neither is it.
     """
     def level(site: CallSite) -> int:
         return 0 if site.in_user_code and not site.in_print else 2 if site.in_print else 1
 
-    methods = [s for s in calls if s.kind == "method" and _short(s.api) in _COMPUTING_PLUMBING and not s.feeds_backward]
+    methods = [s for s in calls if s.kind == "method" and _short(s.api) in _COMPUTING_PLUMBING and not s.feeds_backward
+               and not s.measures_difference]
     ranked = sorted([(level(s), 0, i, s.api) for i, s in enumerate(methods)] +
-                    [(level(s), 1, i, s.api) for i, s in enumerate(operators)])
+                    [(level(s), 1, i, s.api) for i, s in enumerate(operators) if not s.measures_difference])
     for *_, api in ranked:
         if _fuzzable(api):
             return api

@@ -77,3 +77,18 @@ def test_arithmetic_on_plain_numbers_is_not_an_operator_under_test() -> None:
 def test_operators_alone_do_not_make_a_repro() -> None:
     a = analyze_issue("values differ", _issue("a = b + c\nprint(a - d)", "They differ."), SILENT)
     assert not a.triage.has_repro
+
+
+def test_the_gap_between_two_results_is_measured_not_under_test() -> None:
+    code = (
+        "import torch\nfrom somezoo import build\n\nnet = build('wide-net').eval()\nx = torch.randn(2, 3, 16, 16)\n"
+        "a = net(x)\nb = net(x.contiguous(memory_format=torch.channels_last))\nprint((a - b).abs().mean().item())\n"
+    )
+    a = analyze_issue("zoo network differs for channels-last input", _issue(code, "The outputs differ."), SILENT)
+    assert a.pattern is None and a.pattern_error == "no torch API found in the issue"
+
+
+def test_a_reduction_of_one_result_is_still_the_op_left() -> None:
+    code = "import torch\nx = torch.full((3, 5), 0.1, dtype=torch.float16)\nprint(x.mean(), x.double().mean())\n"
+    a = analyze_issue("low precision average drifts", _issue(code, "The float16 value is off."), SILENT)
+    assert a.pattern is not None and a.pattern.api == "torch.mean"
