@@ -238,8 +238,10 @@ def mode_pair(facts: CodeFacts, title: str, prose: str, signals: TextSignals) ->
     ``broadcast_to``, ``as_strided``: elements that share memory) reads values it already overwrote.
     The condition is the layout of the written tensor, so the kind is Layout_Mismatch; what runs is
     the in-place (or out=) spelling against the functional one, so the test mode is ``variant:*``.
-    An out= tensor that is a strided view (``out=(v[::4], i[::4])``, ``out=y.t()``) is the same
-    condition: the kernel must write through its strides, and the report is about that layout.
+    An out= tensor that is a strided view (``out=(v[::4], i[::4])``, ``out=y.t()``, ``out=z[:, 128:384]``) is the
+    same condition: the kernel must write through its strides, and the report is about that layout. So is an out=
+    tensor that overlaps what the call reads (``torch.add(x, y, out=x)``, ``torch.bmm(a, a.mT, out=a)``) or another
+    of its outputs (``out=(t, t)``): which value survives depends on the order of the kernel's reads and writes.
     """
     title, prose = title.lower(), prose.lower()  # the patterns are lower-case (no re.I: faster)
     found = _from_code(facts, title + "\n" + prose)
@@ -272,7 +274,7 @@ def mode_pair(facts: CodeFacts, title: str, prose: str, signals: TextSignals) ->
         device = _device(facts, title + "\n" + prose)
     if device is not None and not (name == "device:cuda" and device == "cuda"):
         options["device"] = device
-    strided_out = name == "variant:out" and facts.out_strided
+    strided_out = name == "variant:out" and (facts.out_strided or facts.out_overlaps)
     if kind == PatternKind.Variant_Mismatch and (facts.inplace_on_expanded or strided_out):
         kind = PatternKind.Layout_Mismatch
     return ModePair(kind, "eager", name, options, evidence)

@@ -71,6 +71,7 @@ class CodeFacts:
     inplace_methods: list[str] = field(default_factory=list)
     inplace_on_expanded: bool = False  # an in-place method or out= writes into an expanded (stride-0) view
     out_strided: bool = False  # out= is a strided view (x[::2], x.t(), a permutation): Note [Writes into repeating views]
+    out_overlaps: bool = False  # out= shares memory with an input or another output: Note [Writes into repeating views]
     nan_checks: int = 0
     assigned_names: set[str] = field(default_factory=set)
     # Note [What a repro prints]: values printed at the top level (not labels), and whether one of them is a
@@ -119,6 +120,7 @@ class CodeFacts:
         self.inplace_methods += other.inplace_methods
         self.inplace_on_expanded |= other.inplace_on_expanded
         self.out_strided |= other.out_strided
+        self.out_overlaps |= other.out_overlaps
         self.nan_checks += other.nan_checks
         self.assigned_names |= other.assigned_names
         self.printed_values += other.printed_values
@@ -480,6 +482,8 @@ class _Scanner(ast.NodeVisitor):
             parts = [e for v in out_values for e in (v.elts if isinstance(v, ast.Tuple | ast.List) else [v])]
             if any(_strided_view(e) or isinstance(e, ast.Name) and e.id in self.strided_names for e in parts):
                 self.facts.out_strided = True
+            if _out_overlaps(parts, node.args):
+                self.facts.out_overlaps = True
             if any(kw.arg == "out" and isinstance(kw.value, ast.Name) and kw.value.id in self.expanded_names
                    for kw in node.keywords):
                 self.facts.inplace_on_expanded = True
@@ -663,15 +667,43 @@ _TRANSPOSING = frozenset({"t", "transpose", "permute", "swapaxes", "movedim"})
 
 
 def _strided_view(node: ast.AST) -> bool:
-    """A view whose elements are not packed: a slice with a step (``x[::4]``), ``x.t()``, ``x.T`` or a
-    permutation. What an out= tensor like that is written through is its strides, not only its values."""
+    """A view whose elements are not packed: a slice with a step (``x[::4]``), a bounded slice of an inner dimension
+    (``z[:, 128:384]``, ``b[0, :3, 2:]``), ``x.t()``, ``x.T`` or a permutation. What an out= tensor like that is
+    written through is its strides, not only its values."""
     if isinstance(node, ast.Subscript):
         index = node.slice
-        return any(isinstance(part, ast.Slice) and part.step is not None
-                   for part in (index.elts if isinstance(index, ast.Tuple) else [index]))
+        parts = index.elts if isinstance(index, ast.Tuple) else [index]
+        return any(isinstance(part, ast.Slice) and (part.step is not None or position > 0 and (
+            part.lower is not None or part.upper is not None)) for position, part in enumerate(parts))
     if isinstance(node, ast.Attribute):
         return node.attr in ("T", "mT", "mH", "H")
     return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _TRANSPOSING
+
+
+# methods whose result shares its receiver's memory
+_VIEW_METHODS = _TRANSPOSING | frozenset({"view", "view_as", "expand", "expand_as", "narrow", "select", "squeeze",
+                                          "unsqueeze", "diagonal", "unfold", "as_strided", "unflatten", "detach"})
+
+
+def _view_base(node: ast.AST) -> str | None:
+    """The name whose memory an expression is a view of (``x``, ``x[0, :3]``, ``x.t()``, ``x.T``), else None."""
+    while True:
+        if isinstance(node, ast.Name):
+            return node.id
+        if isinstance(node, ast.Subscript) or isinstance(node, ast.Attribute) and node.attr in ("T", "mT", "mH", "H"):
+            node = node.value
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _VIEW_METHODS:
+            node = node.func.value
+        else:
+            return None
+
+
+def _out_overlaps(outs: list[ast.AST], args: list[ast.AST]) -> bool:
+    """out= writes into memory the call also reads (``torch.add(x, y, out=x)``) or into one tensor twice
+    (``out=(t, t)``): the kernel's result depends on the order it reads and writes."""
+    written = [base for base in map(_view_base, outs) if base is not None]
+    read = {base for base in map(_view_base, args) if base is not None}
+    return len(set(written)) < len(written) or any(base in read for base in written)
 
 
 def commented_modes(source: str) -> list[str]:

@@ -464,3 +464,46 @@ def test_half_as_a_dtype_still_names_the_low_precision_pair() -> None:
     body = HALF_AS_ENGLISH.replace("the upper half of the sweep\noverflows in float32", "in half precision it\noverflows")
     pattern = analyze_issue("torch.cdist returns wrong values for large p", body, []).pattern
     assert pattern is not None and pattern.test_mode.name == "dtype:float16"
+
+
+def _out_pattern(title: str, code: str):
+    body = f"The out= result is not what the plain call returns.\n\n```python\nimport torch\n{code}\n```\n"
+    return analyze_issue(title, body, []).pattern
+
+
+def test_an_out_tensor_that_is_also_an_input_is_an_aliasing_layout_pattern() -> None:
+    pattern = _out_pattern("torch.sub with out= set to its first argument",
+                           "a = torch.rand(4)\nb = torch.rand(3, 4)\nprint(torch.sub(a, b, out=a))")
+    assert pattern is not None
+    assert (pattern.api, pattern.kind, pattern.test_mode.name) == ("torch.sub", PatternKind.Layout_Mismatch,
+                                                                   "variant:out")
+
+
+def test_an_out_tensor_that_views_an_input_is_an_aliasing_layout_pattern() -> None:
+    pattern = _out_pattern("mm writes the wrong values with out=",
+                           "m = torch.rand(3, 3)\nprint(torch.mm(m, m.t(), out=m))")
+    assert pattern is not None and pattern.kind == PatternKind.Layout_Mismatch
+
+
+def test_two_outputs_written_into_one_tensor_are_an_aliasing_layout_pattern() -> None:
+    pattern = _out_pattern("sort with out= gives the wrong values",
+                           "v = torch.rand(5)\nr = torch.empty(5)\nprint(torch.sort(v, out=(r, r)))")
+    assert pattern is not None and pattern.kind == PatternKind.Layout_Mismatch
+
+
+def test_an_out_tensor_sliced_on_an_inner_dimension_is_a_strided_layout_pattern() -> None:
+    pattern = _out_pattern("mm writes the wrong values with out=",
+                           "p = torch.rand(3, 3)\nq = torch.zeros(3, 8)\ntorch.mm(p, p, out=q[:, 2:5])\nprint(q)")
+    assert pattern is not None and pattern.kind == PatternKind.Layout_Mismatch
+
+
+def test_a_fresh_out_tensor_is_a_variant_pattern() -> None:
+    pattern = _out_pattern("mm writes the wrong values with out=",
+                           "p = torch.rand(3, 3)\nq = torch.empty(3, 3)\ntorch.mm(p, p.t(), out=q)\nprint(q)")
+    assert pattern is not None and pattern.kind == PatternKind.Variant_Mismatch
+
+
+def test_an_out_tensor_sliced_on_its_first_dimension_is_a_variant_pattern() -> None:
+    pattern = _out_pattern("mm writes the wrong values with out=",
+                           "p = torch.rand(3, 3)\nq = torch.zeros(8, 3)\ntorch.mm(p, p, out=q[2:5])\nprint(q)")
+    assert pattern is not None and pattern.kind == PatternKind.Variant_Mismatch
