@@ -94,6 +94,7 @@ class TextSignals:
     shows_output: bool = False  # the report shows what the code printed
     raised_error: bool = False  # the output holds an exception other than a failed comparison
     printed_values_differ: bool = False  # Note [Printed values that differ]
+    states_expected_value: bool = False  # Note [An expected value stated]
     title_only_fails: bool = False  # the title's only not-silent word is "fails": a check can be what fails
 
 
@@ -122,6 +123,17 @@ def _reported_diffs(output: str) -> list[float]:
 
 
 _CODE_COMMENT = re.compile(r"#([^\n]*)")
+# Note [An expected value stated]
+# "The expected gradient is 0.6944", "should be -2.1788", "# correct result: 1.25": the reporter gives the number
+# the code should have produced, the comparison a silent-bug report makes in words when its code prints only the
+# other side. The number has a fraction or an exponent (an integer is as often a count: "expected 3 dimensions")
+# and no unit after it ("expected 2.5 ms" is a speed); it stands in the same sentence as the claim, at most 80
+# characters on, so each claim word is read over a bounded span (Note [Linear-time patterns on issue text]).
+_EXPECTED_VALUE = re.compile(
+    r"\b(?:expected|expect|should (?:be|give|return|equal|output)|correct (?:value|result|answer|output|gradient)s?)"
+    r"\b[^.\n]{0,80}?(?<![\w.])-?(?:\d+\.\d+(?:e[-+]?\d+)?|\d+e[-+]?\d+)\b"
+    r"(?![^\S\n]*(?:ms|s|sec|secs|seconds|gb|mb|gib|mib|%|x|times)\b)"
+)
 
 
 def _code_comments(blocks: list[CodeBlock]) -> str:
@@ -165,6 +177,7 @@ def read_signals(title: str, body: str, labels: list[str], comments: list[str], 
         shows_output=any(not b.is_python for b in blocks),
         raised_error=_raised(output.lower()),
         printed_values_differ=any(_values_differ(b.text) for b in blocks if not b.is_python),
+        states_expected_value=bool(_EXPECTED_VALUE.search(prose + "\n" + _code_comments(blocks))),
     )
 
 

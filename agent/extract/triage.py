@@ -246,7 +246,8 @@ def _evidence(t: TriageInput) -> int:
     # Note [What a repro prints] (scan.py), Note [Printed values that differ] (text.py): a printed difference,
     # pasted output whose values disagree, or both sides of a mode pair printed is the comparison shown
     printed = t.facts.prints_difference or s.printed_values_differ or (
-        t.modes is not None and t.facts.printed_values >= 2)
+        t.modes is not None and t.facts.printed_values >= 2) or (
+        s.states_expected_value and t.facts.printed_values >= 1)  # Note [An expected value stated] (text.py)
     shown = compares or t.facts.nan_checks > 0 or bool(s.reported_diffs) or printed
     # "gradcheck fails for X" / "assert_close fails": what fails is the repro's own comparison, not a run that raised
     check_fails = s.title_only_fails and compares and not s.raised_error

@@ -62,6 +62,8 @@ ADVERSARIAL_BODIES: dict[str, tuple[str, str, str]] = {  # name -> (unit, head, 
     "one long word ending near error": ("e", "", "rror"),
     "printed tensors that are not nan": ("tensor([ [ ", "", ""),
     "one bracket run after a printed tensor": ("[", "tensor(", " na"),
+    "expected values that are integers": ("expected 12 ", "", ""),
+    "should be without a sentence end": ("should be x ", "", ""),
 }
 
 

@@ -200,3 +200,19 @@ def test_deeply_nested_code_is_handled(expression: str) -> None:
     a = analyze_issue("torch.sin differs under torch.compile", _issue(code), SILENT)
     # the block is skipped, no RecursionError escapes; API and mode come from the title
     assert a.pattern is not None and (a.pattern.api, a.pattern.test_mode.name) == ("torch.sin", "compile:inductor")
+
+
+_PRINTS_ONE_GRADIENT = ("import torch\nx = torch.tensor([0.5], requires_grad=True)\n"
+                        "torch.nn.functional.elu(x, alpha=2.0).sum().backward()\nprint(x.grad)")
+
+
+@pytest.mark.parametrize("claim, silent", [
+    ("By the formula the gradient should be 1.0000 at this point.", True),
+    ("The expected gradient here is 2.5e-01, from the derivative by hand.", True),
+    ("I expected the backward to take 2.5 ms on this input.", False),
+    ("I expected 2 values in the gradient.", False),
+])
+def test_a_stated_expected_value_is_the_other_side_of_a_printed_result(claim: str, silent: bool) -> None:
+    """Note [An expected value stated]: the code prints one side, the prose gives the number it should be."""
+    a = analyze_issue("A question about elu's backward", _issue(_PRINTS_ONE_GRADIENT, claim), [])
+    assert a.triage.is_silent_bug is silent
