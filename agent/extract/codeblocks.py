@@ -244,16 +244,23 @@ def code_blocks(body: str) -> list[CodeBlock]:
         as_written = _parse(text) if ">>>" in text or "In [" in text else None
         source = text if as_written is not None else _strip_prompts(text)
         tree = as_written if as_written is not None else _parse(source)
+        prompted = source != text
         if tree is None and (lang in _PY_LANGS or (lang == "" and (_CODE_START.search(source) or _TORCH_USE.search(source)))):
             salvaged = _salvaged(source)
             if salvaged is not None:
                 source, tree = salvaged
+        if prompted and (tree is None or not any(_is_statement_of_code(node) for node in tree.body)):
+            # a script followed by its output, a line of which starts with ``>>>`` (a log's own marker): the
+            # prompt lines alone are no code, the script without its output lines is
+            script = _salvaged(text)
+            if script is not None and any(_is_statement_of_code(node) for node in script[1].body):
+                (source, tree), prompted = script, False
         # An unlabelled block is Python only when it parses and is more than a bare value
         # (printed tensors such as ``tensor([1., 2.])`` also parse as an expression).
         looks_like_code = tree is not None and any(_is_statement_of_code(node) for node in tree.body)
         is_python = lang in _PY_LANGS and tree is not None or (lang == "" and looks_like_code)
         blocks.append(CodeBlock(lang, source if is_python else text, is_python, tree if is_python else None,
-                                session=is_python and source != text and _PROMPTED.search(text) is not None))
+                                session=is_python and prompted and _PROMPTED.search(text) is not None))
     return blocks
 
 

@@ -207,3 +207,11 @@ def test_a_packed_out_tensor_stays_a_variant_report() -> None:
     code = "import torch\nx = torch.rand(6)\nbuf = torch.empty(6)\ntorch.exp(x, out=buf)\nprint(buf - torch.exp(x))\n"
     a = analyze_issue("exp with an out tensor differs", _fenced(code, "The out argument gives other values."), [])
     assert a.pattern is not None and a.pattern.kind.value == "Variant_Mismatch"
+
+
+def test_a_script_whose_pasted_output_starts_with_a_prompt_marker_is_the_script() -> None:
+    code = ("import torch\n\ndef largest_prefix_sum(t):\n    return torch.cumprod(t, dim=0).max()\n\n"
+            "t = torch.ones(4096, 3)\nprint(\">>> largest: %f\" % largest_prefix_sum(t))\n\n>>> largest: 7.000000\n")
+    [block] = code_blocks(_fenced(code))
+    assert block.is_python and not block.session
+    assert "torch.cumprod" in block.text and ">>> largest: 7" not in block.text
