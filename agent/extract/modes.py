@@ -137,6 +137,9 @@ def _from_code(facts: CodeFacts, prose: str) -> tuple[str, dict[str, Any]] | Non
     for name in facts.modes:
         if name.startswith("autocast:"):
             return name, {}
+    if facts.cuda and facts.on_cpu and not set(facts.dtypes) - set(LOW_PRECISION):
+        # Note [One low dtype on two devices]
+        return "device:cuda", {}
     for dtype in facts.dtypes:
         if dtype in LOW_PRECISION:
             return f"dtype:{dtype}", {}
@@ -278,6 +281,13 @@ def mode_pair(facts: CodeFacts, title: str, prose: str, signals: TextSignals) ->
     if kind == PatternKind.Variant_Mismatch and (facts.inplace_on_expanded or strided_out):
         kind = PatternKind.Layout_Mismatch
     return ModePair(kind, "eager", name, options, evidence)
+
+
+# Note [One low dtype on two devices]
+# A precision pair compares a low dtype with a higher one. Code whose only floating dtypes are low (bfloat16
+# throughout) and that runs on an accelerator and puts tensors on the CPU by name (``.cpu()``, ``device="cpu"``)
+# computes in one dtype on two devices: what differs is the device, so the pair is ``device:cuda`` (the dtype
+# stays in the trigger). A float32 or float64 anywhere in the code, or no CPU side, leaves the precision pair.
 
 
 # Note [A non-finite result names the kind]

@@ -66,6 +66,7 @@ class CodeFacts:
     memory_format_channels_last: bool = False
     cuda: bool = False
     devices: list[str] = field(default_factory=list)  # accelerators the code runs on: cuda, mps, xpu
+    on_cpu: bool = False  # a tensor is put on the CPU by name (.cpu(), .to("cpu"), device="cpu")
     eval_called: bool = False
     out_kwarg: bool = False
     inplace_methods: list[str] = field(default_factory=list)
@@ -92,6 +93,7 @@ class CodeFacts:
     def add_device(self, value: str) -> None:
         """A device string or name the code uses; accelerators set ``cuda`` and are listed."""
         name = value.split(":", 1)[0].strip().lower()
+        self.on_cpu |= name == "cpu"
         if name in ACCELERATORS:
             self.cuda = True
             if name not in self.devices:
@@ -114,6 +116,7 @@ class CodeFacts:
         self.contiguous_calls += other.contiguous_calls
         self.memory_format_channels_last |= other.memory_format_channels_last
         self.cuda |= other.cuda
+        self.on_cpu |= other.on_cpu
         self.devices += [d for d in other.devices if d not in self.devices]
         self.eval_called |= other.eval_called
         self.out_kwarg |= other.out_kwarg
@@ -467,7 +470,7 @@ class _Scanner(ast.NodeVisitor):
             elif value == "-inf":
                 self.facts.add_special("-inf")
         device = kwargs.get("device")
-        if isinstance(device, str) and device.startswith(ACCELERATORS):
+        if isinstance(device, str) and device.startswith((*ACCELERATORS, "cpu")):
             self.facts.add_device(device)
         dtype = kwargs.get("dtype")
         if isinstance(dtype, str) and dtype.startswith("torch."):
@@ -572,7 +575,7 @@ class _Scanner(ast.NodeVisitor):
             self.facts.add_dtype(DTYPE_METHODS[method])
         elif method == "to":
             self._to_call(kwargs, args)
-        elif method in ACCELERATORS:
+        elif method in (*ACCELERATORS, "cpu"):
             self.facts.add_device(method)
         elif method == "contiguous":
             self.facts.contiguous_calls += 1
@@ -600,7 +603,7 @@ class _Scanner(ast.NodeVisitor):
         for value in [*args, kwargs.get("dtype"), kwargs.get("device"), kwargs.get("memory_format")]:
             if not isinstance(value, str):
                 continue
-            if value.startswith(ACCELERATORS):
+            if value.startswith((*ACCELERATORS, "cpu")):
                 self.facts.add_device(value)
             elif value == "torch.channels_last":
                 self.facts.memory_format_channels_last = True

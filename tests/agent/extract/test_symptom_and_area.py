@@ -507,3 +507,28 @@ def test_an_out_tensor_sliced_on_its_first_dimension_is_a_variant_pattern() -> N
     pattern = _out_pattern("mm writes the wrong values with out=",
                            "p = torch.rand(3, 3)\nq = torch.zeros(8, 3)\ntorch.mm(p, p, out=q[2:5])\nprint(q)")
     assert pattern is not None and pattern.kind == PatternKind.Variant_Mismatch
+
+
+def _device_code_pattern(code: str):
+    body = f"The two results disagree.\n\n```python\nimport torch\n{code}\n```\n"
+    return analyze_issue("matmul gives a different result", body, []).pattern
+
+
+def test_one_low_dtype_on_an_accelerator_and_the_cpu_is_a_device_pair() -> None:
+    """Note [One low dtype on two devices]"""
+    pattern = _device_code_pattern("a = torch.randn(64, 64, dtype=torch.bfloat16, device='cuda')\n"
+                                   "print((torch.mm(a, a).cpu() - torch.mm(a.cpu(), a.cpu())).abs().max())")
+    assert pattern is not None
+    assert (pattern.kind, pattern.test_mode.name) == (PatternKind.Device_Mismatch, "device:cuda")
+
+
+def test_a_low_dtype_against_float32_on_an_accelerator_stays_a_precision_pair() -> None:
+    pattern = _device_code_pattern("a = torch.randn(64, 64, dtype=torch.bfloat16, device='cuda')\n"
+                                   "print((torch.mm(a, a).float() - torch.mm(a.float(), a.float())).cpu().abs().max())")
+    assert pattern is not None and pattern.kind == PatternKind.Precision_Mismatch
+
+
+def test_a_low_dtype_on_an_accelerator_alone_stays_a_precision_pair() -> None:
+    pattern = _device_code_pattern("a = torch.randn(64, 64, dtype=torch.float16, device='cuda')\n"
+                                   "print(torch.mm(a, a).abs().max())")
+    assert pattern is not None and pattern.kind == PatternKind.Precision_Mismatch
