@@ -466,9 +466,14 @@ def test_half_as_a_dtype_still_names_the_low_precision_pair() -> None:
     assert pattern is not None and pattern.test_mode.name == "dtype:float16"
 
 
-def _out_pattern(title: str, code: str):
-    body = f"The out= result is not what the plain call returns.\n\n```python\nimport torch\n{code}\n```\n"
+def _code_pattern(title: str, lead: str, code: str):
+    """The pattern of a report: one sentence, then `code` as its only Python block."""
+    body = f"{lead}\n\n```python\nimport torch\n{code}\n```\n"
     return analyze_issue(title, body, []).pattern
+
+
+def _out_pattern(title: str, code: str):
+    return _code_pattern(title, "The out= result is not what the plain call returns.", code)
 
 
 def test_an_out_tensor_that_is_also_an_input_is_an_aliasing_layout_pattern() -> None:
@@ -510,8 +515,7 @@ def test_an_out_tensor_sliced_on_its_first_dimension_is_a_variant_pattern() -> N
 
 
 def _device_code_pattern(code: str):
-    body = f"The two results disagree.\n\n```python\nimport torch\n{code}\n```\n"
-    return analyze_issue("matmul gives a different result", body, []).pattern
+    return _code_pattern("matmul gives a different result", "The two results disagree.", code)
 
 
 def test_one_low_dtype_on_an_accelerator_and_the_cpu_is_a_device_pair() -> None:
