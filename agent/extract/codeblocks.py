@@ -128,6 +128,7 @@ def _salvaged(text: str, drop_lines: bool = True) -> tuple[str, ast.Module] | No
     is many such lines), so one try drops the whole paste.
     """
     lines = text.split("\n")
+    closed: set[int] = set()  # lines given their missing closing brackets once
     for _ in range(MAX_SALVAGE):
         source = "\n".join(lines)
         try:
@@ -136,6 +137,12 @@ def _salvaged(text: str, drop_lines: bool = True) -> tuple[str, ast.Module] | No
             bad = (exc.lineno or len(lines)) - 1
             if not 0 <= bad < len(lines):
                 bad = len(lines) - 1
+            if _NEVER_CLOSED.match(str(exc.msg)) and bad not in closed:
+                closers = _missing_closers(lines[bad])
+                if closers:  # a bracket the author forgot (`print(f(x)`): closed, the line kept
+                    closed.add(bad)
+                    lines[bad] = lines[bad].rstrip() + closers
+                    continue
             if not drop_lines:
                 lines = lines[:bad]
             else:
@@ -149,6 +156,39 @@ def _salvaged(text: str, drop_lines: bool = True) -> tuple[str, ast.Module] | No
         if not any(line.strip() for line in lines):
             return None
     return None
+
+
+_NEVER_CLOSED = re.compile(r"'[(\[{]' was never closed")
+_CLOSER = {"(": ")", "[": "]", "{": "}"}
+
+
+def _missing_closers(line: str) -> str:
+    """The closing brackets ``line`` lacks, innermost first; '' when its brackets do not simply run out.
+
+    Strings are skipped and a comment ends the scan; a closer that does not match its opener means the
+    line is not one with a bracket left open, so nothing is added.
+    """
+    stack: list[str] = []
+    quote = ""
+    i = 0
+    while i < len(line):
+        char = line[i]
+        if quote:
+            if char == "\\":
+                i += 1
+            elif char == quote:
+                quote = ""
+        elif char in "'\"":
+            quote = char
+        elif char == "#":
+            break
+        elif char in _CLOSER:
+            stack.append(_CLOSER[char])
+        elif char in ")]}":
+            if not stack or stack.pop() != char:
+                return ""
+        i += 1
+    return "" if quote else "".join(reversed(stack))
 
 
 MAX_OUTPUT_LINE = 400
@@ -216,7 +256,7 @@ def _trailing_fence(body: str, resume: int) -> tuple[str, str] | None:
     if fence is None or fence.end() >= len(body):
         return None
     lang = _LANG.match(fence.group(3)).group(1)  # type: ignore[union-attr]
-    return lang, body[fence.end() + 1:]
+    return lang, textwrap.dedent(body[fence.end() + 1:])
 
 
 def _before_trailing_fence(body: str, resume: int) -> str:
@@ -230,7 +270,9 @@ def code_blocks(body: str) -> list[CodeBlock]:
     # GitHub keeps the line endings the author typed; \r\n would hide every fence.
     text_body = (body or "").replace("\r\n", "\n").replace("\r", "\n")
     spans = list(_fenced_spans(text_body))
-    found = [(lang, text) for lang, text, _, _ in spans]
+    # a fence inside a list item is indented, and so is every line of its code: Markdown takes the fence's
+    # indent off each line, and the parser needs it off
+    found = [(lang, textwrap.dedent(text)) for lang, text, _, _ in spans]
     resume = max((end for _, _, _, end in spans), default=0)
     trailing = _trailing_fence(text_body, resume)
     if trailing and not (trailing[0].lower() in _PY_LANGS or "torch" in trailing[1]):

@@ -123,7 +123,8 @@ def _from_code(facts: CodeFacts, prose: str) -> tuple[str, dict[str, Any]] | Non
         return "layout:channels_last", {}
     if (facts.layout_calls or facts.contiguous_calls) and layout_words and facts.contiguous_calls:
         return "layout:noncontiguous", {}
-    if facts.inplace_on_expanded:  # a write into a stride-0 view: Note [Writes into repeating views]
+    if facts.inplace_on_expanded or facts.inplace_overlaps and facts.inplace_methods:
+        # a write into a stride-0 view, or one that reads a view of itself: Note [Writes into repeating views]
         return ("variant:out" if facts.out_kwarg and not facts.inplace_methods else "variant:inplace"), {}
     if "grad" in facts.modes:
         return "grad", {}
@@ -245,6 +246,8 @@ def mode_pair(facts: CodeFacts, title: str, prose: str, signals: TextSignals) ->
     same condition: the kernel must write through its strides, and the report is about that layout. So is an out=
     tensor that overlaps what the call reads (``torch.add(x, y, out=x)``, ``torch.bmm(a, a.mT, out=a)``) or another
     of its outputs (``out=(t, t)``): which value survives depends on the order of the kernel's reads and writes.
+    So is an in-place write whose operand is a view of the tensor it writes (``a -= a[:1]``, ``x.add_(x.t())``);
+    ``a -= a`` is not (each element is read before it is written).
     """
     title, prose = title.lower(), prose.lower()  # the patterns are lower-case (no re.I: faster)
     found = _from_code(facts, title + "\n" + prose)
@@ -278,7 +281,8 @@ def mode_pair(facts: CodeFacts, title: str, prose: str, signals: TextSignals) ->
     if device is not None and not (name == "device:cuda" and device == "cuda"):
         options["device"] = device
     strided_out = name == "variant:out" and (facts.out_strided or facts.out_overlaps)
-    if kind == PatternKind.Variant_Mismatch and (facts.inplace_on_expanded or strided_out):
+    overlapping_inplace = name == "variant:inplace" and facts.inplace_overlaps
+    if kind == PatternKind.Variant_Mismatch and (facts.inplace_on_expanded or strided_out or overlapping_inplace):
         kind = PatternKind.Layout_Mismatch
     return ModePair(kind, "eager", name, options, evidence)
 

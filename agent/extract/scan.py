@@ -73,6 +73,7 @@ class CodeFacts:
     inplace_on_expanded: bool = False  # an in-place method or out= writes into an expanded (stride-0) view
     out_strided: bool = False  # out= is a strided view (x[::2], x.t(), a permutation): Note [Writes into repeating views]
     out_overlaps: bool = False  # out= shares memory with an input or another output: Note [Writes into repeating views]
+    inplace_overlaps: bool = False  # an in-place write reads a view of what it writes (a -= a[:1]): the same Note
     nan_checks: int = 0
     assigned_names: set[str] = field(default_factory=set)
     # Note [What a repro prints]: values printed at the top level (not labels), and whether one of them is a
@@ -124,6 +125,7 @@ class CodeFacts:
         self.inplace_on_expanded |= other.inplace_on_expanded
         self.out_strided |= other.out_strided
         self.out_overlaps |= other.out_overlaps
+        self.inplace_overlaps |= other.inplace_overlaps
         self.nan_checks += other.nan_checks
         self.assigned_names |= other.assigned_names
         self.printed_values += other.printed_values
@@ -334,10 +336,24 @@ class _Scanner(ast.NodeVisitor):
                 self.facts.inplace_methods.append(_AUGMENTED[type(node.op)].rsplit(".", 1)[1] + "_")
                 if node.target.id in self.expanded_names:
                     self.facts.inplace_on_expanded = True
+                if _reads_a_view_of(node.target.id, [node.value]):
+                    self.facts.inplace_overlaps = True
         self.visit(node.value)
         if isinstance(node.target, ast.Subscript):
             self._indexed_write(node.target)
         self.visit(node.target)
+
+    def _visit_comprehension(self, node: ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp) -> None:
+        """``[i + j for i in range(3) for j in range(10)]`` builds a list of ints: its targets over range() are
+        ints while it runs (and only then: a comprehension's names do not outlive it)."""
+        added = {leaf.id for gen in node.generators if isinstance(gen.iter, ast.Call)
+                 and isinstance(gen.iter.func, ast.Name) and gen.iter.func.id == "range"
+                 for leaf in ast.walk(gen.target) if isinstance(leaf, ast.Name)} - self.int_names
+        self.int_names |= added
+        self.generic_visit(node)
+        self.int_names -= added
+
+    visit_ListComp = visit_SetComp = visit_GeneratorExp = visit_DictComp = _visit_comprehension  # noqa: N815
 
     def visit_For(self, node: ast.For) -> None:  # noqa: N802
         # ``for i in range(n)``: i is an int, so ``out[i] = ...`` is a plain element write, not advanced indexing
@@ -589,6 +605,8 @@ class _Scanner(ast.NodeVisitor):
             self.facts.inplace_methods.append(method)
             if isinstance(func.value, ast.Name) and func.value.id in self.expanded_names:
                 self.facts.inplace_on_expanded = True
+            if isinstance(func.value, ast.Name) and _reads_a_view_of(func.value.id, list(node.args)):
+                self.facts.inplace_overlaps = True
         api = f"torch.{method}" if torch_function_exists(method) and not method.endswith("_") else f"torch.Tensor.{method}"
         receiver = func.value.id if isinstance(func.value, ast.Name) else None
         self._record(api, "method", node, kwargs, args, receiver)
@@ -699,6 +717,12 @@ def _view_base(node: ast.AST) -> str | None:
             node = node.func.value
         else:
             return None
+
+
+def _reads_a_view_of(name: str, operands: list[ast.AST]) -> bool:
+    """An operand of an in-place write into ``name`` is a view of ``name`` other than all of it (``a -= a[:1]``,
+    ``x.add_(x.t())``): the kernel reads memory it is writing. ``a -= a`` reads each element before it writes it."""
+    return any(not isinstance(op, ast.Name) and _view_base(op) == name for op in operands)
 
 
 def _out_overlaps(outs: list[ast.AST], args: list[ast.AST]) -> bool:

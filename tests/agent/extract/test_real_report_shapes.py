@@ -215,3 +215,33 @@ def test_a_script_whose_pasted_output_starts_with_a_prompt_marker_is_the_script(
     [block] = code_blocks(_fenced(code))
     assert block.is_python and not block.session
     assert "torch.cumprod" in block.text and ">>> largest: 7" not in block.text
+
+
+def test_a_fenced_block_inside_a_list_item_is_dedented_and_parsed() -> None:
+    body = ("Steps:\n\n- first run this\n\n    ```python\n    import torch\n    w = torch.ones(3, 3)\n"
+            "    print(w.cumsum(0))\n    ```\n")
+    [block] = code_blocks(body)
+    assert block.is_python and block.text.startswith("import torch")
+
+
+def test_a_line_with_a_forgotten_closing_bracket_is_closed_not_dropped() -> None:
+    code = ("import torch\nv = torch.arange(6.)\nprint(v.flip(0)\n# tensor([5., 4., 3., 2., 1., 0.])\n"
+            "print(torch.jit.script(lambda t: t.flip(0))(v))\n")
+    [block] = code_blocks(_fenced(code))
+    assert block.is_python and "print(v.flip(0))" in block.text
+
+
+def test_a_bracket_left_open_across_lines_is_not_closed_early() -> None:
+    # the call spans two lines: closing the first line would change what the code says, so the parser's
+    # own answer (the block parses as written) stands
+    code = "import torch\ny = torch.cat([torch.ones(2),\n               torch.zeros(2)])\nprint(y)\n"
+    [block] = code_blocks(_fenced(code))
+    assert block.is_python and block.text.strip() == code.strip()
+
+
+def test_ints_summed_in_a_comprehension_over_range_are_not_a_tensor_operator() -> None:
+    code = ("import torch\nm = torch.tensor([[r * 10 + c for c in range(4)] for r in range(5)])\n"
+            "m -= m[:1]\nprint(m)\n")
+    pattern = analyze_issue("in-place subtraction of the first row gives wrong rows", _fenced(code),
+                            ["module: correctness (silent)"]).pattern
+    assert pattern is not None and pattern.api == "torch.sub"

@@ -536,3 +536,17 @@ def test_a_low_dtype_on_an_accelerator_alone_stays_a_precision_pair() -> None:
     pattern = _device_code_pattern("a = torch.randn(64, 64, dtype=torch.float16, device='cuda')\n"
                                    "print(torch.mm(a, a).abs().max())")
     assert pattern is not None and pattern.kind == PatternKind.Precision_Mismatch
+
+
+def test_an_in_place_write_that_reads_a_view_of_itself_is_an_aliasing_layout_pattern() -> None:
+    """Note [Writes into repeating views]"""
+    pattern = _code_pattern("in-place add of the transpose gives the wrong values", "No error is raised.",
+                            "x = torch.rand(4, 4)\nx.add_(x.t())\nprint(x)")
+    assert pattern is not None
+    assert (pattern.kind, pattern.test_mode.name) == (PatternKind.Layout_Mismatch, "variant:inplace")
+
+
+def test_an_in_place_write_that_reads_all_of_itself_is_not_an_aliasing_pattern() -> None:
+    pattern = _code_pattern("in-place add gives the wrong values", "No error is raised.",
+                            "x = torch.rand(4, 4)\nx.add_(x)\nprint(x)")
+    assert pattern is None or pattern.kind != PatternKind.Layout_Mismatch
