@@ -14,9 +14,10 @@ Real reports are not tidy: GitHub renders a fence that never closes as code to t
 repro with no fence at all, right under "To Reproduce". ``code_blocks`` therefore also returns the
 code after the last fence that never closes, and ``unfenced_code`` the runs of lines outside fences
 that start at an ``import``/``from`` line (an indented run, Markdown's own code block, ends at the first line
-without its indent and is dedented). A Python block that does not parse is salvaged: the line
-the parser stops at is dropped (a Python 2 print, a line cut off at the end) and the rest parsed
-again, a few times at most; an unfenced run keeps only what parses before its first bad line. Output
+without its indent and is dedented). A fenced block inside a list item is indented with its fence and is
+dedented. A Python block that does not parse is salvaged: a line with a bracket left open
+(``print(f(x)``) is closed once, any other line the parser stops at is dropped (a Python 2 print, a
+line cut off at the end) and the rest parsed again, a few times at most; an unfenced run keeps only what parses before its first bad line. Output
 pasted inside the fence (a printed tensor under the code) goes in one try: a bad line that looks like a
 value takes the value-like lines after it along. A block that uses ``torch.``/``nn.``/``F.`` without
 importing them is salvaged as one that starts at an import is. IPython sessions (``In [1]:``, ``...:``) keep
