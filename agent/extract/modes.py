@@ -146,8 +146,9 @@ def _from_code(facts: CodeFacts, prose: str) -> tuple[str, dict[str, Any]] | Non
             return f"dtype:{dtype}", {}
     if facts.cuda:
         return "device:cuda", {}
-    # Note [Layout without words]: a repro that converts to channels_last, or makes a strided view contiguous,
-    # and runs under no other mode compares layouts even when its prose is only the template's headings
+    # Note [Layout without words]: a repro that converts to channels_last, or makes a strided view contiguous
+    # (``.contiguous()``, or ``.clone()`` of a column ``x[:, 2]``, whose elements are a row apart), and runs under no
+    # other mode compares layouts even when its prose is only the template's headings
     if facts.memory_format_channels_last:
         return "layout:channels_last", {}
     if facts.contiguous_calls and facts.layout_calls:

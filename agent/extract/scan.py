@@ -435,6 +435,8 @@ class _Scanner(ast.NodeVisitor):
             if isinstance(part, ast.Slice) and part.step is not None:
                 self.facts.layout_calls.append("slice_step")
                 break
+        if _inner_index(node.slice):  # x[:, 2]: a column, its elements a row apart
+            self.facts.layout_calls.append("inner_index")
         self.generic_visit(node)
 
     def visit_Call(self, node: ast.Call) -> None:  # noqa: N802
@@ -593,7 +595,10 @@ class _Scanner(ast.NodeVisitor):
             self._to_call(kwargs, args)
         elif method in (*ACCELERATORS, "cpu"):
             self.facts.add_device(method)
-        elif method == "contiguous":
+        elif method == "contiguous" or method == "clone" and isinstance(func.value, ast.Subscript) and (
+                _inner_index(func.value.slice)):
+            # ``x[:, 2].clone()`` packs a column's elements as ``.contiguous()`` does (a clone of a dense view
+            # keeps its strides, one with gaps does not)
             self.facts.contiguous_calls += 1
         elif method in LAYOUT_METHODS:
             self.facts.layout_calls.append(method)
@@ -685,6 +690,20 @@ def _is_difference(scanner: _Scanner, node: ast.AST) -> bool:
 
 
 _TRANSPOSING = frozenset({"t", "transpose", "permute", "swapaxes", "movedim"})
+
+
+def _inner_index(index: ast.AST) -> bool:
+    """An integer index on an inner dimension after a slice or ``...`` of an outer one (``x[:, 2]``, ``x[..., 0]``,
+    ``x[1:, 0]``): the selected elements are not adjacent in memory."""
+    parts = index.elts if isinstance(index, ast.Tuple) else [index]
+    opened = False
+    for part in parts:
+        if isinstance(part, ast.Slice) or isinstance(part, ast.Constant) and part.value is Ellipsis:
+            opened = True
+        elif opened and isinstance(part, ast.Constant) and type(part.value) is int or opened and isinstance(
+                part, ast.UnaryOp) and isinstance(part.op, ast.USub) and isinstance(part.operand, ast.Constant):
+            return True
+    return False
 
 
 def _strided_view(node: ast.AST) -> bool:

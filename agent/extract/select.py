@@ -41,6 +41,8 @@ _PYTHON_OPERATORS = {"or": "bitwise_or", "|": "bitwise_or", "|=": "bitwise_or", 
                      "%": "remainder", "%=": "remainder", "modulo": "remainder", "//": "floor_divide",
                      "//=": "floor_divide", "**": "pow", "**=": "pow", "power": "pow", "@": "matmul", "@=": "matmul"}
 _TITLE_SYMBOL = re.compile(r"`(\*\*=?|//=?|<<=?|>>=?|[|&^%@]=?|~)`")
+# an op spelled with its submodule but without ``torch.`` (``linalg.det``, ``special.xlogy``)
+_SUBMODULE_OP = re.compile(r"(?<![\w.])(linalg|special|fft)\.([A-Za-z_][A-Za-z0-9_]*)")
 _OP_NAMESPACES = ("torch", "torch.nn.functional", "torch.linalg", "torch.special", "torch.fft")
 # Wrappers that run other code (a mode), never the op under test even when the title spells them out
 _MODE_WRAPPERS = frozenset({"torch.compile", "torch.autocast", "torch.vmap", "torch.no_grad", "torch.enable_grad",
@@ -211,12 +213,17 @@ def title_ops(title: str) -> list[str]:
     torch has an op of that name in a public namespace and the word is not ordinary English
     (``_ENGLISH_OP_NAMES``: "mode", "sort", "max" ...); backticked or followed by ``()`` it always counts.
     A Python operator the title marks (```|=```, "the `or` operator", "modulo operator") is the torch op it runs
-    (``_PYTHON_OPERATORS``). Each name is checked by fuzz_core.api_names, never imported.
+    (``_PYTHON_OPERATORS``). An op spelled with its submodule (``linalg.det``) counts even when its name is
+    English. Each name is checked by fuzz_core.api_names, never imported.
     """
     found: list[str] = []
     spelled = title_api(title)
     if spelled:
         found.append(spelled)
+    for match in _SUBMODULE_OP.finditer(title):  # `linalg.det`, fft.rfft: the submodule marks an op, not English
+        op = f"torch.{match.group(1)}.{match.group(2)}"
+        if op not in found and _fuzzable(op):
+            found.append(op)
     marked = {(m.group(1) or m.group(2) or m.group(3)).lower() for m in _TITLE_CALL.finditer(title)}
     for name in [*(m.group(1) for m in _TITLE_SYMBOL.finditer(title)), *sorted(marked & _PYTHON_OPERATORS.keys())]:
         op = f"torch.{_PYTHON_OPERATORS[name]}"

@@ -245,3 +245,28 @@ def test_ints_summed_in_a_comprehension_over_range_are_not_a_tensor_operator() -
     pattern = analyze_issue("in-place subtraction of the first row gives wrong rows", _fenced(code),
                             ["module: correctness (silent)"]).pattern
     assert pattern is not None and pattern.api == "torch.sub"
+
+
+def test_a_column_view_against_its_clone_is_a_noncontiguous_layout_report() -> None:
+    # Note [Layout without words]: x[:, 1] is a column (its elements a row apart); .clone() packs it
+    code = ("import torch\ng = torch.rand(6, 6)\ncol = g[:, 1]\nprint(torch.cummax(col, 0))\n"
+            "print(torch.cummax(g[:, 1].clone(), 0))\n")
+    pattern = analyze_issue("cummax gives a different index for the same values", _fenced(code),
+                            ["high priority"]).pattern
+    assert pattern is not None
+    assert (pattern.kind.value, pattern.test_mode.name) == ("Layout_Mismatch", "layout:noncontiguous")
+
+
+def test_a_row_view_is_not_a_strided_layout() -> None:
+    code = "import torch\ng = torch.rand(6, 6)\nprint(torch.cummax(g[1, :].clone(), 0))\n"
+    pattern = analyze_issue("cummax gives a different index for the same values", _fenced(code),
+                            ["high priority"]).pattern
+    assert pattern is None or pattern.test_mode.name != "layout:noncontiguous"
+
+
+def test_an_op_the_title_spells_with_its_submodule_is_named_even_when_its_name_is_english() -> None:
+    code = ("import torch\nm = torch.rand(3, 3, dtype=torch.float64, requires_grad=True)\nm.sum().backward()\n"
+            "print(m.grad)\n")
+    pattern = analyze_issue("second derivative of `linalg.solve` is silently wrong", _fenced(code),
+                            ["module: correctness (silent)"]).pattern
+    assert pattern is not None and pattern.api == "torch.linalg.solve"
