@@ -42,6 +42,7 @@ _PYTHON_OPERATORS = {"or": "bitwise_or", "|": "bitwise_or", "|=": "bitwise_or", 
                      "//=": "floor_divide", "**": "pow", "**=": "pow", "power": "pow", "@": "matmul", "@=": "matmul"}
 _TITLE_SYMBOL = re.compile(r"`(\*\*=?|//=?|<<=?|>>=?|[|&^%@]=?|~)`")
 # an op spelled with its submodule but without ``torch.`` (``linalg.det``, ``special.xlogy``)
+_IN_PLACE = re.compile(r"\bin[- ]?place\b", re.I)
 _SUBMODULE_OP = re.compile(r"(?<![\w.])(linalg|special|fft)\.([A-Za-z_][A-Za-z0-9_]*)")
 _OP_NAMESPACES = ("torch", "torch.nn.functional", "torch.linalg", "torch.special", "torch.fft")
 # Wrappers that run other code (a mode), never the op under test even when the title spells them out
@@ -105,6 +106,7 @@ def choose_api(calls: list[CallSite], title: str, prose: str, operators: list[Ca
     ``operators`` are the snippet's arithmetic operators (Note [Operators as a last resort], scan.py).
     """
     title_words = [w.lower() for w in _WORD_RE.findall(title)]
+    in_place_title = _IN_PLACE.search(title) is not None
     prose_words = {w.lower() for w in _WORD_RE.findall(prose)}
     # a check such as torch.isfinite is plumbing in a repro, but not when the title spells it out as the subject
     named = title_api(title)
@@ -131,6 +133,7 @@ def choose_api(calls: list[CallSite], title: str, prose: str, operators: list[Ca
         # printed expressions report results; they are rarely what is under test
         uses[site.api] += -1.0 if site.in_print else 0.3
     scores: dict[str, float] = {}
+    plain_forms = {_short(api) for api in order if not api.endswith("_")}
     for api in order:
         title_pos = _title_position(api, title_words)
         score = min(uses[api], 1.5)
@@ -142,6 +145,10 @@ def choose_api(calls: list[CallSite], title: str, prose: str, operators: list[Ca
             score += 3.0
         if api in SIZE_CONSTRUCTORS or api in _COMPOSING_BUILDERS:  # below an op used as often
             score -= 0.5
+        if in_place_title and api.endswith("_") and not api.endswith("__") and _short(api)[:-1] not in plain_forms:
+            # "in-place ops give wrong values": the in-place methods the code calls are the subject (where the code
+            # also calls the plain form, that op with the in-place mode is, as before)
+            score += 1.0
         scores[api] = score
     # a title op the code calls only where it was set aside (inside print, as plumbing) is still the title's op
     called = {_op_key(_short(api)) for api in scores}

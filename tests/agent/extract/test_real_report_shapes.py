@@ -270,3 +270,11 @@ def test_an_op_the_title_spells_with_its_submodule_is_named_even_when_its_name_i
     pattern = analyze_issue("second derivative of `linalg.solve` is silently wrong", _fenced(code),
                             ["module: correctness (silent)"]).pattern
     assert pattern is not None and pattern.api == "torch.linalg.solve"
+
+
+def test_a_title_about_in_place_ops_makes_the_in_place_method_the_subject() -> None:
+    code = ("import torch\nimport torch.nn as nn\nproj = nn.Linear(8, 4)\nh = proj(torch.randn(5, 8))\n"
+            "g = h.t()\ng.exp_()\nprint(h)\n")
+    pattern = analyze_issue("in-place functions give values that differ from the out-of-place ones", _fenced(code),
+                            ["high priority"]).pattern
+    assert pattern is not None and pattern.api == "torch.Tensor.exp_"
