@@ -17,7 +17,8 @@ that start at an ``import``/``from`` line (an indented run, Markdown's own code 
 without its indent and is dedented). A fenced block inside a list item is indented with its fence and is
 dedented. A Python block that does not parse is salvaged: a line with a bracket left open
 (``print(f(x)``) is closed once, any other line the parser stops at is dropped (a Python 2 print, a
-line cut off at the end) and the rest parsed again, a few times at most; an unfenced run keeps only what parses before its first bad line. Output
+line cut off at the end) and the rest parsed again, a few times at most; an unfenced run keeps only
+what parses before its first bad line. Output
 pasted inside the fence (a printed tensor under the code) goes in one try: a bad line that looks like a
 value takes the value-like lines after it along. A block that uses ``torch.``/``nn.``/``F.`` without
 importing them is salvaged as one that starts at an import is. IPython sessions (``In [1]:``, ``...:``) keep

@@ -41,8 +41,9 @@ _PYTHON_OPERATORS = {"or": "bitwise_or", "|": "bitwise_or", "|=": "bitwise_or", 
                      "%": "remainder", "%=": "remainder", "modulo": "remainder", "//": "floor_divide",
                      "//=": "floor_divide", "**": "pow", "**=": "pow", "power": "pow", "@": "matmul", "@=": "matmul"}
 _TITLE_SYMBOL = re.compile(r"`(\*\*=?|//=?|<<=?|>>=?|[|&^%@]=?|~)`")
-# an op spelled with its submodule but without ``torch.`` (``linalg.det``, ``special.xlogy``)
+# a title about in-place ops ("in-place functions give wrong values"): choose_api
 _IN_PLACE = re.compile(r"\bin[- ]?place\b", re.I)
+# an op spelled with its submodule but without ``torch.`` (``linalg.det``, ``special.xlogy``)
 _SUBMODULE_OP = re.compile(r"(?<![\w.])(linalg|special|fft)\.([A-Za-z_][A-Za-z0-9_]*)")
 _OP_NAMESPACES = ("torch", "torch.nn.functional", "torch.linalg", "torch.special", "torch.fft")
 # Wrappers that run other code (a mode), never the op under test even when the title spells them out
