@@ -38,7 +38,7 @@ _TEXT_MODES: tuple[tuple[re.Pattern[str] | _AllWords, str], ...] = (
     (re.compile(r"jit\.trace|(?<![`.])\btraced?\b(?!`)"), "jit.trace"),
     (re.compile(r"torch\.compile|inductor|dynamo|\bcompiled\b"), "compile:inductor"),
     (re.compile(r"\bvmap\b"), "vmap"),
-    (re.compile(r"gradient|backward|autograd"), "grad"),
+    (re.compile(r"gradient|backward|autograd|backprop|\bderivatives?\b"), "grad"),
     (re.compile(r"channels?[_ -]last"), "layout:channels_last"),
     (re.compile(r"non-?contiguous|\btransposed\b|\bpermuted\b|\bstrided\b|\bstrides\b"), "layout:noncontiguous"),
     (re.compile(r"\bbfloat16\b|\bbf16\b"), "dtype:bfloat16"),

@@ -550,3 +550,13 @@ def test_an_in_place_write_that_reads_all_of_itself_is_not_an_aliasing_pattern()
     pattern = _code_pattern("in-place add gives the wrong values", "No error is raised.",
                             "x = torch.rand(4, 4)\nx.add_(x)\nprint(x)")
     assert pattern is None or pattern.kind != PatternKind.Layout_Mismatch
+
+
+def test_backprop_in_the_title_names_the_gradient_over_the_device_the_code_ran_on() -> None:
+    """Note [Device-only reports]: a title that names the condition wins over an accelerator in the code."""
+    pattern = _code_pattern("Backprop through this layer stops the loss from going down",
+                            "It trains on one and not the other.",
+                            "cell = torch.nn.GRU(6, 6).cuda()\nx = torch.randn(3, 2, 6).cuda()\n"
+                            "print(cell(x)[0].sum())")
+    assert pattern is not None
+    assert (pattern.kind, pattern.test_mode.name) == (PatternKind.Gradient_Mismatch, "grad")
