@@ -239,11 +239,16 @@ def test_a_bracket_left_open_across_lines_is_not_closed_early() -> None:
     assert block.is_python and block.text.strip() == code.strip()
 
 
+def _pattern(title: str, code: str, labels: list[str]):
+    """The pattern of a report whose body is `code` in one fence, under the tracker `labels`."""
+    return analyze_issue(title, _fenced(code), labels).pattern
+
+
 def test_ints_summed_in_a_comprehension_over_range_are_not_a_tensor_operator() -> None:
     code = ("import torch\nm = torch.tensor([[r * 10 + c for c in range(4)] for r in range(5)])\n"
             "m -= m[:1]\nprint(m)\n")
-    pattern = analyze_issue("in-place subtraction of the first row gives wrong rows", _fenced(code),
-                            ["module: correctness (silent)"]).pattern
+    pattern = _pattern("in-place subtraction of the first row gives wrong rows", code,
+                       ["module: correctness (silent)"])
     assert pattern is not None and pattern.api == "torch.sub"
 
 
@@ -251,30 +256,28 @@ def test_a_column_view_against_its_clone_is_a_noncontiguous_layout_report() -> N
     # Note [Layout without words]: x[:, 1] is a column (its elements a row apart); .clone() packs it
     code = ("import torch\ng = torch.rand(6, 6)\ncol = g[:, 1]\nprint(torch.cummax(col, 0))\n"
             "print(torch.cummax(g[:, 1].clone(), 0))\n")
-    pattern = analyze_issue("cummax gives a different index for the same values", _fenced(code),
-                            ["high priority"]).pattern
+    pattern = _pattern("cummax gives a different index for the same values", code, ["high priority"])
     assert pattern is not None
     assert (pattern.kind.value, pattern.test_mode.name) == ("Layout_Mismatch", "layout:noncontiguous")
 
 
 def test_a_row_view_is_not_a_strided_layout() -> None:
     code = "import torch\ng = torch.rand(6, 6)\nprint(torch.cummax(g[1, :].clone(), 0))\n"
-    pattern = analyze_issue("cummax gives a different index for the same values", _fenced(code),
-                            ["high priority"]).pattern
+    pattern = _pattern("cummax gives a different index for the same values", code, ["high priority"])
     assert pattern is None or pattern.test_mode.name != "layout:noncontiguous"
 
 
 def test_an_op_the_title_spells_with_its_submodule_is_named_even_when_its_name_is_english() -> None:
     code = ("import torch\nm = torch.rand(3, 3, dtype=torch.float64, requires_grad=True)\nm.sum().backward()\n"
             "print(m.grad)\n")
-    pattern = analyze_issue("second derivative of `linalg.solve` is silently wrong", _fenced(code),
-                            ["module: correctness (silent)"]).pattern
+    pattern = _pattern("second derivative of `linalg.solve` is silently wrong", code,
+                       ["module: correctness (silent)"])
     assert pattern is not None and pattern.api == "torch.linalg.solve"
 
 
 def test_a_title_about_in_place_ops_makes_the_in_place_method_the_subject() -> None:
     code = ("import torch\nimport torch.nn as nn\nproj = nn.Linear(8, 4)\nh = proj(torch.randn(5, 8))\n"
             "g = h.t()\ng.exp_()\nprint(h)\n")
-    pattern = analyze_issue("in-place functions give values that differ from the out-of-place ones", _fenced(code),
-                            ["high priority"]).pattern
+    pattern = _pattern("in-place functions give values that differ from the out-of-place ones", code,
+                       ["high priority"])
     assert pattern is not None and pattern.api == "torch.Tensor.exp_"
