@@ -123,7 +123,7 @@ def _from_code(facts: CodeFacts, prose: str) -> tuple[str, dict[str, Any]] | Non
         return "layout:channels_last", {}
     if (facts.layout_calls or facts.contiguous_calls) and layout_words and facts.contiguous_calls:
         return "layout:noncontiguous", {}
-    if facts.inplace_on_expanded or facts.inplace_overlaps and facts.inplace_methods:
+    if facts.inplace_on_expanded or facts.inplace_overlaps:
         # a write into a stride-0 view, or one that reads a view of itself: Note [Writes into repeating views]
         return ("variant:out" if facts.out_kwarg and not facts.inplace_methods else "variant:inplace"), {}
     if "grad" in facts.modes:
