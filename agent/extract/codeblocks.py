@@ -22,7 +22,8 @@ what parses before its first bad line. Output
 pasted inside the fence (a printed tensor under the code) goes in one try: a bad line that looks like a
 value takes the value-like lines after it along. A block that uses ``torch.``/``nn.``/``F.`` without
 importing them is salvaged as one that starts at an import is. IPython sessions (``In [1]:``, ``...:``) keep
-their input lines only. The code is parsed, never run.
+their input lines only. A one-liner typed at a shell prompt (``python -c "import torch; ..."``) is its quoted
+program. The code is parsed, never run.
 """
 
 from __future__ import annotations
@@ -281,8 +282,10 @@ def code_blocks(body: str) -> list[CodeBlock]:
         trailing = None  # an unclosed block counts only as code that uses torch
     for lang, text in found + ([trailing] if trailing else []):
         lang = lang.lower()
-        if lang in _OTHER_LANGS:
+        programs = _command_line_programs(text) if lang in _OTHER_LANGS or lang == "" else []
+        if lang in _OTHER_LANGS or programs and _parse(text) is None:
             blocks.append(CodeBlock(lang, text, False, None))
+            blocks.extend(CodeBlock("python", program, True, tree) for program, tree in programs)
             continue
         # a block that parses as it stands is a script, even when a string in it quotes a session (``>>> x``)
         as_written = _parse(text) if ">>>" in text or "In [" in text else None
@@ -306,6 +309,25 @@ def code_blocks(body: str) -> list[CodeBlock]:
         blocks.append(CodeBlock(lang, source if is_python else text, is_python, tree if is_python else None,
                                 session=is_python and prompted and _PROMPTED.search(text) is not None))
     return blocks
+
+
+# ``python -c "import torch; ..."`` typed at a shell prompt: the quoted program, to the last matching quote
+_COMMAND_LINE = re.compile(r"python[\d.]*[^\S\n]+(?:-[A-Za-z]+[^\S\n]+)*-c[^\S\n]+([\"'])(.+)\1[^\S\n]*$")
+
+
+def _command_line_programs(text: str) -> list[tuple[str, ast.Module]]:
+    """The programs given to ``python -c`` in a shell block that parse and use torch, with their trees (Note [Code
+    as real reports carry it]). One match per line, at its first ``python``: linear in the block."""
+    programs = []
+    for line in text.splitlines():
+        at = line.find("python")
+        match = _COMMAND_LINE.match(line, at) if at >= 0 and "-c" in line else None
+        if match is None or "torch" not in match.group(2):
+            continue
+        tree = _parse(match.group(2))
+        if tree is not None:
+            programs.append((match.group(2), tree))
+    return programs
 
 
 _CODE_STATEMENTS = (

@@ -336,7 +336,7 @@ class _Scanner(ast.NodeVisitor):
                 self.facts.inplace_methods.append(_AUGMENTED[type(node.op)].rsplit(".", 1)[1] + "_")
                 if node.target.id in self.expanded_names:
                     self.facts.inplace_on_expanded = True
-                if _reads_a_view_of(node.target.id, [node.value]):
+                if _reads_a_view_of(node.target, [node.value]):
                     self.facts.inplace_overlaps = True
         self.visit(node.value)
         if isinstance(node.target, ast.Subscript):
@@ -610,7 +610,7 @@ class _Scanner(ast.NodeVisitor):
             self.facts.inplace_methods.append(method)
             if isinstance(func.value, ast.Name) and func.value.id in self.expanded_names:
                 self.facts.inplace_on_expanded = True
-            if isinstance(func.value, ast.Name) and _reads_a_view_of(func.value.id, list(node.args)):
+            if _reads_a_view_of(func.value, list(node.args)):
                 self.facts.inplace_overlaps = True
         api = f"torch.{method}" if torch_function_exists(method) and not method.endswith("_") else f"torch.Tensor.{method}"
         receiver = func.value.id if isinstance(func.value, ast.Name) else None
@@ -738,10 +738,15 @@ def _view_base(node: ast.AST) -> str | None:
             return None
 
 
-def _reads_a_view_of(name: str, operands: list[ast.AST]) -> bool:
-    """An operand of an in-place write into ``name`` is a view of ``name`` other than all of it (``a -= a[:1]``,
-    ``x.add_(x.t())``): the kernel reads memory it is writing. ``a -= a`` reads each element before it writes it."""
-    return any(not isinstance(op, ast.Name) and _view_base(op) == name for op in operands)
+def _reads_a_view_of(written: ast.AST, operands: list[ast.AST]) -> bool:
+    """An operand of an in-place write into ``written`` (a name, or a view of one: ``a[1:]``) is another view of
+    the same memory (``a -= a[:1]``, ``x.add_(x.t())``, ``a[1:].sub_(a[:-1])``): the kernel reads memory it is
+    writing. The written tensor itself (``a -= a``, ``a[1:].mul_(a[1:])``) reads each element before it writes it."""
+    base = _view_base(written)
+    if base is None:
+        return False
+    spelled = ast.dump(written)
+    return any(_view_base(op) == base and ast.dump(op) != spelled for op in operands)
 
 
 def _out_overlaps(outs: list[ast.AST], args: list[ast.AST]) -> bool:

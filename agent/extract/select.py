@@ -43,6 +43,11 @@ _PYTHON_OPERATORS = {"or": "bitwise_or", "|": "bitwise_or", "|=": "bitwise_or", 
 _TITLE_SYMBOL = re.compile(r"`(\*\*=?|//=?|<<=?|>>=?|[|&^%@]=?|~)`")
 # a title about in-place ops ("in-place functions give wrong values"): choose_api
 _IN_PLACE = re.compile(r"\bin[- ]?place\b", re.I)
+# a title written as code that applies an operator to a call's result (``torch.tensor(...) * torch.tensor(...)``):
+# the operator's op is the subject, the builders make its operands (choose_api)
+_TITLE_OPERATOR = re.compile(r"\)[^\S\n]*(\*\*|//|[-+*/%@])[^\S\n]*(?=torch\.|\d|\()")
+_OPERATOR_OPS = {"+": "torch.add", "-": "torch.sub", "*": "torch.mul", "/": "torch.div", "**": "torch.pow",
+                 "//": "torch.floor_divide", "%": "torch.remainder", "@": "torch.matmul"}
 # an op spelled with its submodule but without ``torch.`` (``linalg.det``, ``special.xlogy``)
 _SUBMODULE_OP = re.compile(r"(?<![\w.])(linalg|special|fft)\.([A-Za-z_][A-Za-z0-9_]*)")
 _OP_NAMESPACES = ("torch", "torch.nn.functional", "torch.linalg", "torch.special", "torch.fft")
@@ -113,6 +118,11 @@ def choose_api(calls: list[CallSite], title: str, prose: str, operators: list[Ca
     named = title_api(title)
     if named in INFRA_TORCH and any(op not in INFRA_TORCH for op in title_ops(title)):
         named = None  # "torch.tensor(inf).min() is wrong": the constructor builds the input the op is given
+    # "torch.tensor(a) * torch.tensor(b) gives inf": the builders in the title only make the operator's operands
+    title_operators = list(dict.fromkeys(_OPERATOR_OPS[m.group(1)] for m in _TITLE_OPERATOR.finditer(title))
+                           ) if named in INFRA_TORCH else []
+    if title_operators:
+        named = None
     # tensor plumbing named in the title counts only where it computes, not inside print()
     computing = {site.api for site in calls if not site.in_print}
     order: list[str] = []
@@ -138,7 +148,7 @@ def choose_api(calls: list[CallSite], title: str, prose: str, operators: list[Ca
     for api in order:
         title_pos = _title_position(api, title_words)
         score = min(uses[api], 1.5)
-        if title_pos is not None:
+        if title_pos is not None and not (title_operators and api in INFRA_TORCH):
             score += 10.0 - 0.1 * title_pos
         if _short(api).lower() in prose_words:
             score += 2.0
@@ -158,6 +168,8 @@ def choose_api(calls: list[CallSite], title: str, prose: str, operators: list[Ca
             continue
         if op not in scores and not any(_same_family(_op_key(_short(op)), key) for key in called):
             scores[op] = 9.0 + 2.0 * (_short(op).lower() in prose_words)
+    for op in title_operators:
+        scores.setdefault(op, 9.0)
     ranked = sorted(scores.items(), key=lambda item: -item[1])  # stable: first use wins ties
     if ranked and ranked[0][1] > 0:
         return ranked[0][0], ranked

@@ -281,3 +281,40 @@ def test_a_title_about_in_place_ops_makes_the_in_place_method_the_subject() -> N
     pattern = _pattern("in-place functions give values that differ from the out-of-place ones", code,
                        ["high priority"])
     assert pattern is not None and pattern.api == "torch.Tensor.exp_"
+
+
+def test_an_in_place_write_into_a_slice_that_reads_another_slice_of_it_is_a_layout_report() -> None:
+    # Note [Writes into repeating views]: the receiver is itself a view (r[2:]), the operand another view of r
+    code = "import torch\nr = torch.arange(12)\nprint(r[2:].add_(r[:-2]))\n"
+    pattern = _pattern("running add_ on a shifted slice of the same tensor", code, ["module: correctness (silent)"])
+    assert pattern is not None
+    assert (pattern.kind.value, pattern.api, pattern.test_mode.name) == (
+        "Layout_Mismatch", "torch.Tensor.add_", "variant:inplace")
+
+
+def test_an_in_place_write_that_reads_the_slice_it_writes_does_not_overlap() -> None:
+    code = "import torch\nr = torch.arange(12.)\nprint(r[2:].mul_(r[2:]))\n"
+    pattern = _pattern("squaring a slice in place loses precision", code, ["module: correctness (silent)"])
+    assert pattern is None or pattern.kind.value != "Layout_Mismatch"
+
+
+def test_a_python_one_liner_in_a_shell_block_is_the_repro() -> None:
+    body = ("The mean differs by device.\n\n```\n$ python3 -c \"import torch; v=torch.linspace(0, 1, 9); "
+            "print(v.std().item(), v.to('mps').std().item())\"\n0.2846 0.2683\n```\n")
+    blocks = [b for b in code_blocks(body) if b.is_python]
+    assert len(blocks) == 1 and blocks[0].text.startswith("import torch; v=torch.linspace")
+    pattern = analyze_issue("`std` result on MPS differs from the CPU", body, ["module: mps"]).pattern
+    assert pattern is not None and (pattern.api, pattern.test_mode.name) == ("torch.std", "device:cuda")
+
+
+def test_a_shell_line_without_python_c_gives_no_code() -> None:
+    body = "```\n$ pip install torch==2.1 -c constraints.txt\n$ python -m pip list | grep torch\n```\n"
+    assert not any(b.is_python for b in code_blocks(body))
+
+
+def test_a_title_that_applies_an_operator_to_built_tensors_names_the_operator() -> None:
+    code = ("import torch\na = torch.tensor([3e-3], dtype=torch.bfloat16)\nb = torch.tensor(1e6)\n"
+            "print(a / b)\n")
+    pattern = _pattern("torch.tensor([3e-3], dtype=torch.bfloat16) / torch.tensor(1e6) rounds to zero", code,
+                       ["module: bfloat16"])
+    assert pattern is not None and pattern.api == "torch.div"
