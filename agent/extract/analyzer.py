@@ -8,7 +8,7 @@ from typing import Any
 
 from agent.extract.codeblocks import code_blocks, unfenced_code
 from agent.extract.modes import ModePair, mode_pair, prints_nan, reports_nonfinite, symptom_kind
-from agent.extract.public_ops import public_op
+from agent.extract.public_ops import api_for_mode, public_op
 from agent.extract.scan import CodeFacts, commented_modes, scan_tree
 from agent.extract.select import choose_api
 from agent.extract.text import read_signals
@@ -116,6 +116,21 @@ def _integer_overflow(title: str, blocks: list[Any]) -> bool:
     return any(_INTEGER_TYPES.search(text) for text in [title, *(b.text for b in blocks)])
 
 
+# Note [A device in words only]
+# Prose that names the CPU and CUDA ("it reproduces on the CPU, so CUDA does not matter") reads as a device pair
+# when nothing else names a mode. Where the code puts nothing on an accelerator and the title reports a NaN/Inf
+# or an overflow, that result is what the report is about: a NaN/Inf pattern (checked against float64) says so,
+# where a device pair would compare the CPU with an accelerator the reporter never ran.
+def _device_in_words_only(modes: ModePair, facts: CodeFacts) -> bool:
+    return modes.test == "device:cuda" and modes.evidence == "prose" and not facts.devices
+
+
+def _title_names_nonfinite(title: str, blocks: list[Any]) -> bool:
+    """The title reports a NaN/Inf the code produced, or a floating overflow."""
+    return reports_nonfinite(title) or _OVERFLOW_WORD.search(title) is not None and not _integer_overflow(
+        title, blocks)
+
+
 def _python_blocks(blocks: list[Any]) -> list[Any]:
     return [b for b in blocks if b.is_python and b.tree is not None]
 
@@ -157,11 +172,11 @@ def analyze_issue(title: str, body: str, labels: list[str], comments: list[str] 
     modes = mode_pair(facts, title, prose, signals)
     # a title that reports a NaN/Inf or an overflow is a non-finite result to check against float64
     nan_evidence = bool(facts.special_values) or any("nan" in label for label in signals.labels) or (
-        reports_nonfinite(title) or _OVERFLOW_WORD.search(title) is not None and not _integer_overflow(
-            title, python_blocks))
+        _title_names_nonfinite(title, python_blocks))
     if modes is None and signals.crash:
         modes = ModePair(PatternKind.Crash, "eager", "eager", {}, "text")
-    elif modes is None and nan_evidence:
+    elif nan_evidence and (modes is None or _device_in_words_only(modes, facts) and _title_names_nonfinite(
+            title, python_blocks)):
         modes = ModePair(PatternKind.NaN_Inf, "eager", "eager", {}, "text")
     verdict = read_verdict(comments)
     tracker = tracker_verdict(verdict, labels, state, state_reason)
@@ -187,7 +202,7 @@ def analyze_issue(title: str, body: str, labels: list[str], comments: list[str] 
             kind = symptom_kind(modes.kind, title, prose, printed_nan=printed_nan)
             pattern = BugPattern(
                 kind=kind,
-                api=api,
+                api=api_for_mode(api, modes.test),
                 reference_mode=Mode(name=modes.reference),
                 test_mode=Mode(name=modes.test, options=modes.test_options),
                 trigger=trigger,

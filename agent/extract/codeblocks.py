@@ -216,7 +216,7 @@ def _looks_like_output(line: str) -> bool:
 def unfenced_code(text: str) -> list[CodeBlock]:
     """Python pasted without a fence: runs of lines outside fences that start at an import line."""
     text = (text or "").replace("\r\n", "\n")
-    if "import " not in text:  # every run starts at an import line
+    if "import " not in text and ">>>" not in text:  # every run starts at an import line or a prompt
         return []
     outside = []
     pos = 0
@@ -237,6 +237,31 @@ def unfenced_code(text: str) -> list[CodeBlock]:
             if found is not None and any(_is_statement_of_code(n) for n in found[1].body) and "torch" in found[0]:
                 blocks.append(CodeBlock("", found[0], True, found[1]))
             cursor = end
+        blocks.extend(_indented_sessions(part))
+    return blocks
+
+
+# Markdown's indented code block (four spaces or a tab) whose first line is a ``>>>`` prompt: a pasted session
+_INDENTED_PROMPT = re.compile(r"^(?: {4}|\t)[ \t]*>>>[^\n]*", re.M)  # one run of blanks: linear on long blank lines
+
+
+def _indented_sessions(part: str) -> list[CodeBlock]:
+    """Sessions pasted as Markdown's indented code blocks (no fence, often no import): their input lines, as
+    ``code_blocks`` reads a fenced session (Note [Code as real reports carry it])."""
+    blocks = []
+    cursor = 0
+    while (start := _INDENTED_PROMPT.search(part, cursor)) is not None:
+        line = start.group()
+        indent = line[:len(line) - len(line.lstrip(" \t"))]
+        end = _indented_end(part, start.start(), len(part), indent)
+        source = _strip_prompts(textwrap.dedent(part[start.start():end]))
+        tree = _parse(source)
+        if tree is None:
+            salvaged = _salvaged(source, drop_lines=False)
+            source, tree = salvaged if salvaged is not None else (source, None)
+        if tree is not None and "torch" in source and any(_is_statement_of_code(n) for n in tree.body):
+            blocks.append(CodeBlock("", source, True, tree, session=True))
+        cursor = max(end, start.end())
     return blocks
 
 

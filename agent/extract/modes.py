@@ -96,7 +96,7 @@ class ModePair:
     reference: str
     test: str
     test_options: dict[str, Any]
-    evidence: str  # "code" or "text"
+    evidence: str  # "code", "text" (the title, a label) or "prose" (only the body's words)
 
 
 def kind_of(test_mode: str) -> PatternKind | None:
@@ -173,20 +173,21 @@ def _both_forms(facts: CodeFacts, variant: str) -> bool:
     return any(base(c.api) in written and not c.api.endswith("_") for c in [*facts.calls, *facts.operators])
 
 
-def _from_text(title: str, prose: str, signals: TextSignals) -> str | None:
+def _from_text(title: str, prose: str, signals: TextSignals) -> tuple[str, str] | None:
+    """The mode the text names and where: "text" (the title or a label) or "prose" (only the body's words)."""
     if not prose.strip():
         prose = ""
     for pattern, mode in _TEXT_MODES:
         if pattern.search(title):
-            return mode
+            return mode, "text"
     if _TITLE_DEVICE.search(title):
-        return "device:cuda"
+        return "device:cuda", "text"
     for label, mode in _LABEL_MODES:
         if label in signals.labels:
-            return mode
+            return mode, "text"
     for pattern, mode in _TEXT_MODES:
         if pattern.search(prose):
-            return mode
+            return mode, "prose"
     return None
 
 
@@ -266,8 +267,8 @@ def mode_pair(facts: CodeFacts, title: str, prose: str, signals: TextSignals) ->
             found, evidence = (area, {}), "text"
     if found is None:
         text_mode = _from_text(title, prose, signals)
-        found = (text_mode, {}) if text_mode else None
-        evidence = "text"
+        found = (text_mode[0], {}) if text_mode else None
+        evidence = text_mode[1] if text_mode else "text"
     if found is None:
         return None
     name, options = found

@@ -73,3 +73,23 @@ def public_op(name: str) -> str | None:
 
 def is_internal_spelling(name: str) -> bool:
     return name.startswith(INTERNAL_PREFIXES)
+
+
+def api_for_mode(api: str, test_mode: str) -> str:
+    """The API a harness of `test_mode` calls: for ``variant:inplace`` the plain op whose in-place variant the mode
+    runs (``torch.Tensor.add_`` -> ``torch.add``), since the mode adds the trailing underscore itself and an
+    in-place spelling has no in-place variant of its own; a Tensor method is the same op as the ``torch`` function
+    of its name, so both spellings name the function where one exists (one harness, not two). Any other API or
+    mode as it is; a name is only ever replaced by one the allow-list accepts."""
+    namespace, _, leaf = api.rpartition(".")
+    if test_mode != "variant:inplace" or not namespace or leaf.endswith("__"):
+        return api
+    plain = leaf[:-1] if leaf.endswith("_") else leaf
+    if plain == leaf and namespace != "torch.Tensor":
+        return api
+    from fuzz_core.api_names import is_opinfo_spelling
+
+    for candidate in (f"torch.{plain}", f"torch.Tensor.{plain}"):
+        if _allowed(candidate) and not is_opinfo_spelling(candidate):  # a callable torch has, not only OpInfo's name
+            return candidate
+    return api

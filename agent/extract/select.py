@@ -7,6 +7,7 @@ import re
 from agent.extract.scan import CallSite
 from agent.extract.vocab import (
     COMPARATORS,
+    DTYPE_METHODS,
     DTYPE_NAMES,
     INFRA_METHODS,
     INFRA_PREFIXES,
@@ -131,9 +132,11 @@ def choose_api(calls: list[CallSite], title: str, prose: str, operators: list[Ca
     for site in calls:
         if _short(site.api) in NEVER_UNDER_TEST and site.kind == "method":
             continue
+        # a dtype conversion (``.half()``, ``.float()``) whose name the title carries names the dtype, not the op
         if site.api != named and not _sized_from_a_tensor(site) and not _writes_out(site) \
                 and not _composes_in_user_code(site) and (is_tooling(site.api) or (
-            is_infra(site) and (_title_position(site.api, title_words) is None or site.api not in computing)
+            is_infra(site) and (_title_position(site.api, title_words) is None or site.api not in computing
+                                or _short(site.api) in DTYPE_METHODS and site.kind == "method")
         )):
             continue
         if site.api not in uses:

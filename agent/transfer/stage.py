@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from agent.extract.public_ops import api_for_mode
 from agent.patterns import BugPattern, FormalParseError, parse_formal
 from agent.transfer.profile import ApiProfile, profile_from_semantics
 from agent.transfer.rank import RankedCandidate, TextSimilarity, TransferIndex
@@ -74,14 +75,22 @@ def run_transfer(store: Store, *, top_k: int = 5, limit: int | None = None,
             continue
         source = profiles.get(pattern.api) or (source_profile(pattern.api) if source_profile else None)
         ranked = index.rank(pattern, source, top_k=top_k)
+        # a variant:inplace harness calls the plain op and the mode its in-place spelling (api_for_mode): an in-place
+        # spelling among the targets stands for its plain op, and an op reached twice is one candidate
+        source_api = api_for_mode(pattern.api, pattern.test_mode.name)
+        harnessed = {source_api}
         rows: list[dict] = [{
-            "target_api": pattern.api, "score": 1.0, "status": "source",
+            "target_api": source_api, "score": 1.0, "status": "source",
             "rationale": "the source API: re-check whether the reported bug still reproduces",
             "adapted_trigger": pattern.trigger.model_dump(),
         }]
         vetoed = 0
         try:
             for cand in ranked:
+                target = api_for_mode(cand.target_api, pattern.test_mode.name)
+                if target in harnessed:
+                    continue
+                harnessed.add(target)
                 status, rationale, trigger = "proposed", cand.rationale, cand.adapted_trigger
                 if check is not None:
                     keep, reason, adapted = check(pattern, cand)
@@ -89,7 +98,7 @@ def run_transfer(store: Store, *, top_k: int = 5, limit: int | None = None,
                         status, vetoed = "vetoed", vetoed + 1
                     rationale = f"{rationale}; check: {reason}" if reason else rationale
                     trigger = adapted if adapted is not None else trigger
-                rows.append({"target_api": cand.target_api, "score": cand.score, "status": status,
+                rows.append({"target_api": target, "score": cand.score, "status": status,
                              "rationale": rationale, "adapted_trigger": trigger})
         except STAGE_STOPPING_ERRORS as exc:  # this pattern and the rest stay due
             summary.stopped = str(exc)
@@ -99,6 +108,6 @@ def run_transfer(store: Store, *, top_k: int = 5, limit: int | None = None,
             q.mark_pattern(session, row.id, status="transferred")
         summary.vetoed += vetoed
         summary.patterns += 1
-        summary.candidates += len(ranked)
-        summary.per_pattern[row.id] = [c.target_api for c in ranked]
+        summary.candidates += len(rows) - 1
+        summary.per_pattern[row.id] = [r["target_api"] for r in rows[1:]]
     return summary

@@ -7,7 +7,7 @@ values read from a tie-sensitive op, titles that say "miscompile" or name the op
 from __future__ import annotations
 
 from agent.extract.analyzer import analyze_issue
-from agent.extract.codeblocks import code_blocks
+from agent.extract.codeblocks import code_blocks, unfenced_code
 
 
 def _fenced(code: str, prose: str = "") -> str:
@@ -278,9 +278,11 @@ def test_an_op_the_title_spells_with_its_submodule_is_named_even_when_its_name_i
 def test_a_title_about_in_place_ops_makes_the_in_place_method_the_subject() -> None:
     code = ("import torch\nimport torch.nn as nn\nproj = nn.Linear(8, 4)\nh = proj(torch.randn(5, 8))\n"
             "g = h.t()\ng.exp_()\nprint(h)\n")
-    pattern = _pattern("in-place functions give values that differ from the out-of-place ones", code,
-                       ["high priority"])
-    assert pattern is not None and pattern.api == "torch.Tensor.exp_"
+    analysis = analyze_issue("in-place functions give values that differ from the out-of-place ones", _fenced(code),
+                             ["high priority"])
+    assert analysis.api_candidates[0][0] == "torch.Tensor.exp_"
+    # the pattern names the plain op: its in-place mode runs exp_ (api_for_mode)
+    assert analysis.pattern is not None and analysis.pattern.api == "torch.exp"
 
 
 def test_an_in_place_write_into_a_slice_that_reads_another_slice_of_it_is_a_layout_report() -> None:
@@ -289,7 +291,7 @@ def test_an_in_place_write_into_a_slice_that_reads_another_slice_of_it_is_a_layo
     pattern = _pattern("running add_ on a shifted slice of the same tensor", code, ["module: correctness (silent)"])
     assert pattern is not None
     assert (pattern.kind.value, pattern.api, pattern.test_mode.name) == (
-        "Layout_Mismatch", "torch.Tensor.add_", "variant:inplace")
+        "Layout_Mismatch", "torch.add", "variant:inplace")
 
 
 def test_an_in_place_write_that_reads_the_slice_it_writes_does_not_overlap() -> None:
@@ -318,3 +320,26 @@ def test_a_title_that_applies_an_operator_to_built_tensors_names_the_operator() 
     pattern = _pattern("torch.tensor([3e-3], dtype=torch.bfloat16) / torch.tensor(1e6) rounds to zero", code,
                        ["module: bfloat16"])
     assert pattern is not None and pattern.api == "torch.div"
+
+
+def test_a_dtype_conversion_whose_name_the_title_carries_is_not_the_op() -> None:
+    # "half" in the title names the dtype the reduction runs in; .half() only converts the input
+    code = ("import torch\nv = torch.full((6,), 30000.0).half()\nprint(v.cumsum(0))\n"
+            "print(v.float().cumsum(0))\n")
+    pattern = _pattern("cumulative sums of half tensors overflow", code, ["module: half"])
+    assert pattern is not None and pattern.api == "torch.cumsum"
+
+
+def test_a_session_pasted_as_an_indented_block_is_read() -> None:
+    body = ("Subtracting the first element in place gives odd numbers:\n\n"
+            "    >>> v = torch.Tensor([4, 5, 6])\n    >>> v -= v[0]\n    >>> v\n    tensor([0., 5., 6.])\n\n"
+            "I expected every element to change.\n")
+    [block] = [b for b in code_blocks(body) + unfenced_code(body) if b.is_python]
+    assert block.session and block.text.splitlines()[:2] == ["v = torch.Tensor([4, 5, 6])", "v -= v[0]"]
+    pattern = analyze_issue("in-place subtraction of one element gives odd values", body, []).pattern
+    assert pattern is not None and (pattern.api, pattern.test_mode.name) == ("torch.sub", "variant:inplace")
+
+
+def test_an_indented_block_of_output_is_not_a_session() -> None:
+    body = "The output:\n\n    tensor([0., 5., 6.])\n    >>> nothing after this prompt\n"
+    assert not unfenced_code(body)

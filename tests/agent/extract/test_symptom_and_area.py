@@ -165,7 +165,8 @@ tensor([1, 1, 1, 4, 1, 1, 5, 1, 1])
     assert analysis.facts.printed_values == 2
     assert analysis.triage.is_silent_bug, analysis.triage.reason
     assert analysis.pattern is not None and analysis.pattern.test_mode.name == "variant:inplace"
-    assert analysis.pattern.api == "torch.Tensor.sub_"  # a call at a prompt is not set aside as printed
+    assert analysis.api_candidates[0][0] == "torch.Tensor.sub_"  # a call at a prompt is not set aside as printed
+    assert analysis.pattern.api == "torch.sub"  # the mode runs its in-place spelling (api_for_mode)
 
 
 def test_augmented_assignment_onto_a_tensor_is_its_inplace_form() -> None:
@@ -560,3 +561,19 @@ def test_backprop_in_the_title_names_the_gradient_over_the_device_the_code_ran_o
                             "print(cell(x)[0].sum())")
     assert pattern is not None
     assert (pattern.kind, pattern.test_mode.name) == (PatternKind.Gradient_Mismatch, "grad")
+
+
+# Note [A device in words only] (analyzer.py)
+def test_a_title_reporting_an_overflow_beats_a_device_named_only_in_words() -> None:
+    pattern = _code_pattern("torch.sinh overflows to inf at 89.0 in float64",
+                            "Seen on the CPU; a CUDA machine was not tried.",
+                            "x = torch.tensor([89.0], dtype=torch.float64)\nprint(torch.sinh(x))")
+    assert pattern is not None
+    assert (pattern.kind.value, pattern.api, pattern.test_mode.name) == ("NaN_Inf", "torch.sinh", "eager")
+
+
+def test_a_device_the_code_uses_keeps_the_device_pair_under_an_overflow_title() -> None:
+    pattern = _code_pattern("torch.sinh overflows to inf at 89.0 on CUDA",
+                            "The CPU gives a finite value.",
+                            "x = torch.tensor([89.0])\nprint(torch.sinh(x), torch.sinh(x.cuda()))")
+    assert pattern is not None and pattern.test_mode.name == "device:cuda"

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from agent.extract.analyzer import analyze_issue, analyze_raw
 from agent.extract.codeblocks import code_blocks, unfenced_code
-from agent.extract.public_ops import public_op
+from agent.extract.public_ops import api_for_mode, public_op
 from agent.extract.thread import for_rules, split_thread
 
 SILENT = ["module: correctness (silent)"]
@@ -307,3 +307,21 @@ def test_a_transposed_view_in_a_report_about_strides_is_a_layout_pattern() -> No
     code = "import torch\na = torch.randn(6, 4)\nprint(torch.cummax(a.t(), 1).values, torch.cummax(a.t().clone(), 1).values)"
     analysis = analyze_issue("cummax ignores the strides of a transposed input", f"```python\n{code}\n```\n", SILENT)
     assert analysis.pattern is not None and analysis.pattern.test_mode.name == "layout:noncontiguous"
+
+
+def test_an_in_place_spelling_under_the_in_place_mode_names_its_plain_op() -> None:
+    # the variant:inplace mode adds the underscore itself: Tensor.mul_ has no in-place variant of its own
+    assert api_for_mode("torch.Tensor.mul_", "variant:inplace") == "torch.mul"
+    assert api_for_mode("torch.Tensor.mul_", "compile:inductor") == "torch.Tensor.mul_"
+    assert api_for_mode("torch.Tensor.__iadd__", "variant:inplace") == "torch.Tensor.__iadd__"
+    assert api_for_mode("torch.mul", "variant:inplace") == "torch.mul"
+    assert api_for_mode("torch.Tensor.mul", "variant:inplace") == "torch.mul"  # one op, one harness
+    assert api_for_mode("torch.Tensor.index_fill_", "variant:inplace") == "torch.index_fill"
+
+
+def test_a_pattern_about_an_in_place_method_on_a_view_of_itself_names_the_plain_op() -> None:
+    code = "import torch\nw = torch.arange(16.).reshape(4, 4)\nw.mul_(w.t())\nprint(w)\n"
+    analysis = analyze_issue("mul_ with the transpose of the same tensor gives wrong values",
+                             f"```python\n{code}\n```\n", SILENT)
+    assert analysis.pattern is not None
+    assert (analysis.pattern.api, analysis.pattern.test_mode.name) == ("torch.mul", "variant:inplace")

@@ -50,3 +50,24 @@ def test_vetoed_candidates_get_no_harness(store: Store) -> None:
         assert harness.spec["api"] == "torch.nn.functional.relu6"
         assert harness.spec["input_source"] == "opinfo"
         assert harness.spec["trigger"] == {"special_values": ["nan"]}
+
+
+def test_an_in_place_pattern_transfers_to_plain_ops_once_each(store: Store) -> None:
+    # variant:inplace runs the in-place spelling itself: Tensor.mul_ and Tensor.div_ stand for torch.mul and
+    # torch.div, and a method reached in both spellings is one candidate
+    from agent.patterns import BugPattern, Mode, Oracle, Trigger
+
+    pattern = BugPattern(kind="Layout_Mismatch", api="torch.Tensor.mul_", reference_mode=Mode(name="eager"),
+                         test_mode=Mode(name="variant:inplace"), trigger=Trigger(), oracle=Oracle(tol=1e-5))
+    pattern_id = add_issue_with_pattern(store, pattern)
+    binary = [{"name": "input", "role": "input", "kind": "tensor"}, {"name": "other", "role": "input", "kind": "tensor"}]
+    with store.session() as session:
+        q.upsert_semantics_rows(session, [
+            {"api": api, "category": "pointwise", "summary": f"element-wise {what}", "parameters": binary,
+             "dtypes": ["float32"], "details": {"has_inplace": True}}
+            for api, what in (("torch.Tensor.div_", "division, in place"), ("torch.Tensor.div", "division"))])
+    summary = run_transfer(store, top_k=5)
+    assert summary.per_pattern[pattern_id] == ["torch.div"]
+    with store.session() as session:
+        assert {c.target_api: c.status for c in session.query(models.Candidate)} == {
+            "torch.mul": "source", "torch.div": "proposed"}
