@@ -23,7 +23,9 @@ pasted inside the fence (a printed tensor under the code) goes in one try: a bad
 value takes the value-like lines after it along. A block that uses ``torch.``/``nn.``/``F.`` without
 importing them is salvaged as one that starts at an import is. IPython sessions (``In [1]:``, ``...:``) keep
 their input lines only. A one-liner typed at a shell prompt (``python -c "import torch; ..."``) is its quoted
-program. The code is parsed, never run.
+program. A session pasted as Markdown's indented block (``    >>> ...``) is read as a fenced one; with no code
+found otherwise, bare lines that each parse as a torch expression (old reports typed ``torch.eye(4).sum()`` and
+its printed value, no fence, no import) are read as a session. The code is parsed, never run.
 """
 
 from __future__ import annotations
@@ -216,7 +218,7 @@ def _looks_like_output(line: str) -> bool:
 def unfenced_code(text: str) -> list[CodeBlock]:
     """Python pasted without a fence: runs of lines outside fences that start at an import line."""
     text = (text or "").replace("\r\n", "\n")
-    if "import " not in text and ">>>" not in text:  # every run starts at an import line or a prompt
+    if "import " not in text and ">>>" not in text and "torch." not in text:  # an import line, a prompt, a torch line
         return []
     outside = []
     pos = 0
@@ -238,7 +240,30 @@ def unfenced_code(text: str) -> list[CodeBlock]:
                 blocks.append(CodeBlock("", found[0], True, found[1]))
             cursor = end
         blocks.extend(_indented_sessions(part))
+    if not blocks:
+        blocks.extend(_torch_lines("".join(outside)))
     return blocks
+
+
+# A line of prose position that is a torch expression (``torch.eye(3).sum()``, ``y = torch.ones(2).cumsum(0)``)
+_TORCH_LINE = re.compile(r"^[^\S\n]*(?:[A-Za-z_]\w*[^\S\n]*=[^\S\n]*)?torch\.[A-Za-z_][\w.]*\([^\n]*$", re.M)
+
+
+def _torch_lines(text: str) -> list[CodeBlock]:
+    """Old reports type their repro as bare lines, each followed by what it printed, with no fence and no import:
+    the lines that parse on their own as a torch expression or assignment, in order, read as a session (each
+    line's value was shown). A sentence that starts with a torch call does not parse, so prose stays prose."""
+    lines = []
+    for match in _TORCH_LINE.finditer(text):
+        line = match.group().strip()
+        tree = _parse(line)
+        if tree is not None and len(tree.body) == 1 and isinstance(tree.body[0], ast.Expr | ast.Assign):
+            lines.append(line)
+    if not lines:
+        return []
+    source = "import torch\n" + "\n".join(lines)
+    tree = _parse(source)
+    return [CodeBlock("", source, True, tree, session=True)] if tree is not None else []
 
 
 # Markdown's indented code block (four spaces or a tab) whose first line is a ``>>>`` prompt: a pasted session

@@ -166,11 +166,13 @@ def choose_api(calls: list[CallSite], title: str, prose: str, operators: list[Ca
         scores[api] = score
     # a title op the code calls only where it was set aside (inside print, as plumbing) is still the title's op
     called = {_op_key(_short(api)) for api in scores}
+    # an op the title names that the code runs through an operator (``1.0 - a`` under "`add` and `sub` are wrong")
+    run_by_operator = {_short(site.api) for site in operators or []}
     for op in title_ops(title):  # Note [An op the title names]
         if op in INFRA_TORCH and op != named:
             continue
         if op not in scores and not any(_same_family(_op_key(_short(op)), key) for key in called):
-            scores[op] = 9.0 + 2.0 * (_short(op).lower() in prose_words)
+            scores[op] = 9.0 + 2.0 * (_short(op).lower() in prose_words) + 0.5 * (_short(op) in run_by_operator)
     for op in title_operators:
         scores.setdefault(op, 9.0)
     ranked = sorted(scores.items(), key=lambda item: -item[1])  # stable: first use wins ties

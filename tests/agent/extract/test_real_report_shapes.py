@@ -343,3 +343,25 @@ def test_a_session_pasted_as_an_indented_block_is_read() -> None:
 def test_an_indented_block_of_output_is_not_a_session() -> None:
     body = "The output:\n\n    tensor([0., 5., 6.])\n    >>> nothing after this prompt\n"
     assert not unfenced_code(body)
+
+
+def test_bare_torch_lines_with_their_output_and_no_fence_are_the_repro() -> None:
+    body = ("when I run\ntorch.arange(6).short().cuda().prod()\nit prints\n 0\n"
+            "and\ntorch.arange(1, 6).short().cuda().prod()\n 120\n\nThe first one should be 0 and is.\n")
+    [block] = unfenced_code(body)
+    assert block.session and block.text.splitlines()[1:] == [
+        "torch.arange(6).short().cuda().prod()", "torch.arange(1, 6).short().cuda().prod()"]
+    pattern = analyze_issue("prod of short tensors on the GPU is wrong", body, []).pattern
+    assert pattern is not None and (pattern.api, pattern.test_mode.name) == ("torch.prod", "device:cuda")
+
+
+def test_a_sentence_that_starts_with_a_torch_call_is_not_code() -> None:
+    body = "torch.compile(model) gives a different loss than eager after a few steps.\n"
+    assert unfenced_code(body) == []
+
+
+def test_of_two_ops_the_title_names_the_one_the_code_runs_by_operator_comes_first() -> None:
+    code = ("import torch\ndef halve(v):\n    return v / 2.0\nv = torch.tensor([1.0, 3.0])\nprint(halve(v))\n"
+            "print(halve(v.to('mps')))\n")
+    pattern = _pattern("[MPS] `mul` and `div` round their results", code, ["module: mps"])
+    assert pattern is not None and pattern.api == "torch.div"
