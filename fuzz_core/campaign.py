@@ -108,6 +108,12 @@ in the loop: the value mutators are a reseed, one draw and one or two edits (nea
 stream), the coverage index's search (usearch, about 130 microseconds a measured input) and the evaluation of
 NaN-holding and non-contiguous inputs.
 The sandboxed pool batches all of a harness's inputs into one round trip: the worker answers once per harness.
+Where a compilation's time goes (torch 2.13, CPU): about 0.8 s of each 0.5-1.2 s recompilation is g++ building the
+kernel at -O3 (inductor's precompiled header already in use; compile_threads 1 or 2 the same), so neither the loop
+nor inductor's settings can cut it without testing code users never run: the all-in ratio stays bounded by
+COMPILE_SHARE. In the steady loop the compiled call costs about 45 microseconds on 8x8 through the mode (of which
+the mode's own bookkeeping about 10-13, a dynamic graph with several cache entries about 12 more than a fresh
+static compile), against about 190 per input in all.
 """
 
 from __future__ import annotations
