@@ -241,20 +241,21 @@ def unfenced_code(text: str) -> list[CodeBlock]:
             cursor = end
         blocks.extend(_indented_sessions(part))
     if not blocks:
-        blocks.extend(_torch_lines("".join(outside)))
+        blocks.extend(_torch_lines(outside))
     return blocks
 
 
-# A line of prose position that is a torch expression (``torch.eye(3).sum()``, ``y = torch.ones(2).cumsum(0)``)
+# A line outside any fence that is a torch expression (``torch.eye(3).sum()``, ``y = torch.ones(2).cumsum(0)``)
 _TORCH_LINE = re.compile(r"^[^\S\n]*(?:[A-Za-z_]\w*[^\S\n]*=[^\S\n]*)?torch\.[A-Za-z_][\w.]*\([^\n]*$", re.M)
 
 
-def _torch_lines(text: str) -> list[CodeBlock]:
+def _torch_lines(parts: list[str]) -> list[CodeBlock]:
     """Old reports type their repro as bare lines, each followed by what it printed, with no fence and no import:
-    the lines that parse on their own as a torch expression or assignment, in order, read as a session (each
-    line's value was shown). A sentence that starts with a torch call does not parse, so prose stays prose."""
+    the lines of the text outside fences (`parts`) that parse on their own as a torch expression or assignment,
+    in order, read as one session (each line's value was shown). A sentence that starts with a torch call does not
+    parse, so prose stays prose."""
     lines = []
-    for match in _TORCH_LINE.finditer(text):
+    for match in (m for part in parts for m in _TORCH_LINE.finditer(part)):
         line = match.group().strip()
         tree = _parse(line)
         if tree is not None and len(tree.body) == 1 and isinstance(tree.body[0], ast.Expr | ast.Assign):
