@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import tempfile
 import time
@@ -172,6 +173,20 @@ def run_harness(spec: HarnessSpec, *, budget_s: float | None = None, max_executi
     `min_inputs`: the compared inputs a pass needs (fewer: `inconclusive`); the loop may run briefly past its
     budget to reach them. A run that compared no input is `not_applicable` with the reason (Note [Earned passes]).
     """
+    try:
+        return _run_harness(spec, budget_s=budget_s, max_executions=max_executions, workdir=workdir,
+                            progress=progress, campaign_hook=campaign_hook, selector=selector, mutators=mutators,
+                            instrument=instrument, min_inputs=min_inputs)
+    finally:
+        gc.unfreeze()  # Note [Compiled objects and the collector] (fuzz_core/campaign.py)
+
+
+def _run_harness(spec: HarnessSpec, *, budget_s: float | None, max_executions: int | None,
+                 workdir: str | os.PathLike[str] | None,
+                 progress: Callable[[dict[str, Any]], None] | None,
+                 campaign_hook: Callable[[Campaign], None] | None,
+                 selector: CorpusSelector | None,
+                 mutators: Sequence[Mutator] | None, instrument: str, min_inputs: int) -> HarnessResult:
     from fuzz_core.cgf.selector import CoverageSelector
     from fuzz_core.instrument.levels import check_level
 

@@ -83,13 +83,34 @@ def test_a_compiled_callable_is_reused_for_value_mutations(tmp_path) -> None:
 
 
 @pytest.mark.compile
-def test_a_compilation_longer_than_the_budget_still_reaches_the_minimum_inputs(tmp_path) -> None:
-    from fuzz_core import run_harness
+def test_a_compilation_longer_than_the_budget_still_reaches_the_minimum_inputs(tmp_path, monkeypatch) -> None:
+    """The overrun counts from the end of the compilation and stops at the minimum. Its length is widened here so
+    that how busy the machine is decides nothing (no wall-clock threshold in a test)."""
+    from fuzz_core import campaign, run_harness
 
+    monkeypatch.setattr(campaign, "MIN_INPUTS_OVERRUN_S", 300.0)
     spec = HarnessSpec(api="torch.tanh", test_mode="compile:inductor", seed=2)
     result = run_harness(spec, budget_s=0.05, workdir=tmp_path, min_inputs=50)
     assert result.evidence["compile_s"] > 0.05  # the first compilation alone outlasts the budget
-    assert result.verdict == "passed" and result.executions >= 50, result.reason
+    assert result.verdict == "passed", result.reason
+    assert result.evidence["compared"] == 50  # past the budget, the loop stops once the minimum is reached
+
+
+@pytest.mark.compile
+def test_what_a_compilation_leaves_is_frozen_for_the_loop_and_released_after_it(tmp_path) -> None:
+    """Note [Compiled objects and the collector]: the collector's full passes skip the compiled objects while the
+    harness runs (no stall in the loop) and see them again once it returns."""
+    import gc
+
+    from fuzz_core import run_harness
+
+    frozen: list[int] = []
+    spec = HarnessSpec(api="torch.tanh", test_mode="compile:inductor", seed=3)
+    result = run_harness(spec, max_executions=20, workdir=tmp_path,
+                         progress=lambda _: frozen.append(gc.get_freeze_count()))
+    assert result.verdict == "passed", result.reason
+    assert frozen[0] == 0 and frozen[-1] > 10_000, frozen[:3] + frozen[-3:]
+    assert gc.get_freeze_count() == 0
 
 
 SKIPPED_FRAME = '''
