@@ -19,7 +19,10 @@ confusion table (rows: labelled verdict, columns: predicted class) shows every i
 API matching rule (api_matches): exact name, or the same op spelled another way, i.e. both names are
 ``<namespace>.<leaf>`` with the namespace one of torch, torch.Tensor, torch.nn.functional, torch.special
 and the leaves equal once an in-place trailing underscore is dropped (torch.gather = torch.Tensor.gather,
-torch.Tensor.div_ = torch.div, torch.special.logit = torch.logit). Nothing else is folded: not
+torch.Tensor.div_ = torch.div, torch.special.logit = torch.logit). A Tensor operator method is the op Python's
+operator runs (torch.Tensor.__isub__ = torch.sub, __truediv__ = div, __matmul__ = matmul), and
+torch.Tensor.__setitem__ is index_put (an indexed write with a tensor index or a mask runs aten::index_put_,
+the only indexed write the analyzer names). Nothing else is folded: not
 torch.linalg.norm onto torch.norm, not std onto var (agent/review/grouping.py's op_family folds those
 for grouping findings, too loose for naming the API under test), not a module class onto its functional.
 
@@ -60,10 +63,24 @@ MODE_LABELS: dict[str, frozenset[str]] = {
 }
 
 
+# Tensor operator methods -> the op each runs (API matching rule above); reflected and in-place forms alike.
+_OPERATOR_OPS = {
+    **{f"__{prefix}{name}__": op for name, op in (
+        ("add", "add"), ("sub", "sub"), ("mul", "mul"), ("truediv", "div"), ("floordiv", "floor_divide"),
+        ("mod", "remainder"), ("pow", "pow"), ("matmul", "matmul"), ("and", "bitwise_and"), ("or", "bitwise_or"),
+        ("xor", "bitwise_xor"), ("lshift", "bitwise_left_shift"), ("rshift", "bitwise_right_shift"),
+    ) for prefix in ("", "r", "i")},
+    "__neg__": "neg", "__abs__": "abs", "__invert__": "bitwise_not", "__eq__": "eq", "__ne__": "ne", "__lt__": "lt",
+    "__le__": "le", "__gt__": "gt", "__ge__": "ge", "__setitem__": "index_put",
+}
+
+
 def _op_spelling(api: str) -> tuple[str, str] | None:
     namespace, _, leaf = api.rpartition(".")
     if namespace not in _OP_NAMESPACES or not leaf:
         return None
+    if namespace == "torch.Tensor" and leaf in _OPERATOR_OPS:
+        return ("op", _OPERATOR_OPS[leaf])
     stripped = leaf[:-1] if leaf.endswith("_") and not leaf.endswith("__") else leaf
     return ("op", stripped) if stripped else None
 

@@ -30,6 +30,19 @@ def test_an_in_place_variant_matches_its_op() -> None:
     assert api_matches("torch.div", ["torch.Tensor.div_"])
 
 
+def test_a_tensor_operator_method_matches_the_op_its_operator_runs() -> None:
+    assert api_matches("torch.sub", ["torch.Tensor.__isub__"])
+    assert api_matches("torch.Tensor.div_", ["torch.Tensor.__truediv__"])
+    assert api_matches("torch.matmul", ["torch.Tensor.__rmatmul__"])
+    assert api_matches("torch.Tensor.index_put_", ["torch.Tensor.__setitem__"])
+
+
+def test_an_operator_method_does_not_match_another_op() -> None:
+    assert not api_matches("torch.add", ["torch.Tensor.__isub__"])
+    assert not api_matches("torch.Tensor.index_select", ["torch.Tensor.__setitem__"])
+    assert not api_matches("torch.sub", ["torch.nn.functional.__isub__"])
+
+
 def test_a_different_namespace_or_kernel_sibling_does_not_match() -> None:
     assert not api_matches("torch.linalg.norm", ["torch.norm"])
     assert not api_matches("torch.var", ["torch.std"])
