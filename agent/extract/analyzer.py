@@ -168,7 +168,7 @@ def analyze_issue(title: str, body: str, labels: list[str], comments: list[str] 
     rules_text = for_rules(body)
     prose = re.sub(r"```.*?```", " ", rules_text, flags=re.S)
     signals = read_signals(title, rules_text, labels, comments, blocks)
-    api, ranked = choose_api(facts.calls, title, prose, facts.operators)
+    api, ranked = choose_api(facts.calls, title, prose, facts.operators, facts.assigned_names)
     modes = mode_pair(facts, title, prose, signals)
     # a title that reports a NaN/Inf or an overflow is a non-finite result to check against float64
     nan_evidence = bool(facts.special_values) or any("nan" in label for label in signals.labels) or (

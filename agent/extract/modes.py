@@ -170,7 +170,8 @@ def _both_forms(facts: CodeFacts, variant: str) -> bool:
         written = {base(c.api) for c in facts.calls if "out" in c.kwargs}
         return any(base(c.api) in written and "out" not in c.kwargs for c in facts.calls)
     written = {base(name) for name in facts.inplace_methods}
-    return any(base(c.api) in written and not c.api.endswith("_") for c in [*facts.calls, *facts.operators])
+    plain = [*facts.calls, *(c for c in facts.operators if not c.augmented)]  # ``a /= b`` is the in-place form only
+    return any(base(c.api) in written and not c.api.endswith("_") for c in plain)
 
 
 def _from_text(title: str, prose: str, signals: TextSignals) -> tuple[str, str] | None:

@@ -19,6 +19,8 @@ from agent.extract.vocab import (
     DTYPE_NAMES,
     EXPANDING_METHODS,
     LAYOUT_METHODS,
+    MODULE_METHODS,
+    RANDOM_OPS,
     tensor_method_names,
     torch_function_exists,
 )
@@ -36,6 +38,21 @@ GRAD_TRANSFORMS = frozenset(
                  "linearize")
 )
 EXPORT_CALLS = frozenset({"torch.export.export", "torch.export.export_for_training", "torch.export"})
+# Calls that compile, trace or script the callable they are given (or decorate).
+COMPILING_CALLS = frozenset({"torch.compile", "torch.jit.trace", "torch.jit.trace_module", "torch.jit.script",
+                             *EXPORT_CALLS})
+SEEDING_CALLS = frozenset({"torch.manual_seed", "torch.random.manual_seed", "torch.cuda.manual_seed",
+                           "torch.cuda.manual_seed_all"})
+
+# Note [Draws outside the compiled code]
+# A random op in the code a mode compiles or traces draws from another RNG stream than eager does, so a mismatch
+# there says nothing (triage's random_ops false alarm). A draw outside that code is an input: both modes read the
+# same numbers when it is drawn once for both, or drawn afresh after a seed. So, per code block, the scanner
+# works out which defs and classes the compiling calls reach (what is compiled or decorated, and the user defs
+# and classes those call, transitively) and marks a draw `shared_draw` when it sits in none of them and its def
+# either seeds the generator before it or itself makes the compiling call (the input is drawn where both sides
+# are run). Where a compiled callable is not a def, class or instance of the snippet (a lambda, an nn module, an
+# expression), the compiled region is unknown and no draw is marked.
 
 
 @dataclass
@@ -52,6 +69,9 @@ class CallSite:
     values_only: bool = False  # ``x.max(1)[0]``, ``.values``, a full reduction: the indices are never read
     in_constructor: bool = False  # inside a class's ``__init__``: runs once when the model is built, before any mode
     measures_difference: bool = False  # ``(a - b).abs().mean()``: sizes up the gap between two results (a comparison)
+    scope: tuple[str, ...] = ()  # the defs and classes the call sits in, outermost first
+    augmented: bool = False  # an operator written as an augmented assignment (``a /= b``): the in-place form
+    shared_draw: bool = False  # Note [Draws outside the compiled code]: both modes read the same numbers
 
 
 @dataclass
@@ -75,7 +95,7 @@ class CodeFacts:
     out_overlaps: bool = False  # out= shares memory with an input or another output: Note [Writes into repeating views]
     inplace_overlaps: bool = False  # an in-place write reads a view of what it writes (a -= a[:1]): the same Note
     nan_checks: int = 0
-    assigned_names: set[str] = field(default_factory=set)
+    assigned_names: set[str] = field(default_factory=set)  # variables and parameters the snippet binds
     # Note [What a repro prints]: values printed at the top level (not labels), and whether one of them is a
     # difference of two results (``print(a - b)``, ``(a - b).abs().max()``, ``torch.dist(a, b)``)
     printed_values: int = 0
@@ -202,6 +222,14 @@ class _Scanner(ast.NodeVisitor):
         self.loss_nodes: set[int] = set()  # id() of calls whose result is .backward()-ed
         self.measured_differences: set[int] = set()  # id() of ``a - b`` whose gap a method chain measures
         self.value_nodes: set[int] = set()  # id() of calls whose result is read as [0] or .values
+        # Note [Draws outside the compiled code]
+        self.scope: list[str] = []
+        self.compiled: set[str] | None = set()  # defs/classes compiled or traced; None when one is not resolvable
+        self.compile_scopes: set[tuple[str, ...]] = set()
+        self.seeds: list[tuple[tuple[str, ...], int]] = []
+        self.callees: dict[tuple[str, ...], set[str]] = {}
+        self.defined: set[str] = {"<lambda>"}
+        self.decorating = False
 
     # --------------------------------------------------------------- resolution
 
@@ -244,12 +272,16 @@ class _Scanner(ast.NodeVisitor):
 
     def visit_FunctionDef(self, node: ast.FunctionDef) -> None:  # noqa: N802
         for deco in node.decorator_list:
-            self._decorator(deco)
+            self._decorator(deco, node.name)
         constructor = node.name == "__init__"
         self.depth += 1
         self.constructor_depth += constructor
+        self.scope.append(node.name)
+        self.defined.add(node.name)
+        self.facts.assigned_names.update(arg.arg for arg in ast.walk(node.args) if isinstance(arg, ast.arg))
         for stmt in node.body:
             self.visit(stmt)
+        self.scope.pop()
         self.depth -= 1
         self.constructor_depth -= constructor
 
@@ -258,21 +290,76 @@ class _Scanner(ast.NodeVisitor):
     def visit_ClassDef(self, node: ast.ClassDef) -> None:  # noqa: N802
         self.user_classes.add(node.name)
         self.depth += 1
+        self.scope.append(node.name)
         for stmt in node.body:
             self.visit(stmt)
+        self.scope.pop()
         self.depth -= 1
 
     def visit_Lambda(self, node: ast.Lambda) -> None:  # noqa: N802
         self.depth += 1
+        self.scope.append("<lambda>")
         self.visit(node.body)
+        self.scope.pop()
         self.depth -= 1
 
-    def _decorator(self, deco: ast.AST) -> None:
+    def _compiled_target(self, node: ast.AST | None) -> None:
+        """What a compiling call is given (Note [Draws outside the compiled code])."""
+        if self.compiled is None:
+            return
+        self.compile_scopes.add(tuple(self.scope))
+        instance = self._instance_key(node) if node is not None else None
+        if instance and self.instances.get(instance, "").startswith("user:"):
+            self.compiled.add(self.instances[instance][5:])
+        elif isinstance(node, ast.Name) and instance not in self.instances and self.qualify(node) is None:
+            self.compiled.add(node.id)  # a def or class of the snippet (checked against the scopes at the end)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in self.user_classes:
+            self.compiled.add(node.func.id)  # torch.compile(Model())
+        elif isinstance(node, ast.Lambda):
+            self.compiled.add("<lambda>")
+        else:
+            self.compiled = None
+
+    def _called_user_code(self, func: ast.AST) -> None:
+        """The defs, classes and methods a scope calls by name, for the compiled region's closure."""
+        names = self.callees.setdefault(tuple(self.scope), set())
+        instance = self._instance_key(func)
+        if instance and self.instances.get(instance, "").startswith("user:"):
+            names.add(self.instances[instance][5:])
+        elif isinstance(func, ast.Name):
+            names.add(func.id)
+        elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
+            names.add(func.attr)
+
+    def mark_shared_draws(self) -> None:
+        """Note [Draws outside the compiled code]: called once the block is scanned."""
+        if not self.compiled or not self.compiled <= self.defined | self.user_classes:
+            return
+        region = set(self.compiled)
+        grown = True
+        while grown:
+            grown = False
+            for scope, names in self.callees.items():
+                if any(part in region for part in scope) and not names <= region:
+                    region |= names
+                    grown = True
+        for call in self.facts.calls:
+            if call.api not in RANDOM_OPS or not call.scope or any(part in region for part in call.scope):
+                continue
+            seeded = any(scope == call.scope and line <= call.line for scope, line in self.seeds)
+            call.shared_draw = seeded or call.scope in self.compile_scopes
+
+    def _decorator(self, deco: ast.AST, decorated: str | None = None) -> None:
         target = deco.func if isinstance(deco, ast.Call) else deco
         name = self.qualify(target)
+        if name in COMPILING_CALLS and decorated is not None:
+            if self.compiled is not None:
+                self.compiled.add(decorated)
         if name in ("torch.compile", "torch.jit.script", "torch.jit.trace"):
             if isinstance(deco, ast.Call):
+                self.decorating = True  # the decorated def is the target, not the call's arguments
                 self.visit(deco)
+                self.decorating = False
             else:
                 self._mode_call(name, {}, [])
 
@@ -283,12 +370,16 @@ class _Scanner(ast.NodeVisitor):
                 if isinstance(leaf, ast.Name):
                     self.facts.assigned_names.add(leaf.id)
             key = self._instance_key(target)
-            if key and isinstance(node.value, ast.Call):
-                api = self.qualify(node.value.func)
+            built = node.value
+            while (isinstance(built, ast.Call) and isinstance(built.func, ast.Attribute)
+                   and built.func.attr in MODULE_METHODS and isinstance(built.func.value, ast.Call)):
+                built = built.func.value  # Model().cuda().eval() is still a Model
+            if key and isinstance(built, ast.Call):
+                api = self.qualify(built.func)
                 if api and api.startswith("torch.nn.") and api.rsplit(".", 1)[-1][:1].isupper():
                     self.instances[key] = api
-                elif isinstance(node.value.func, ast.Name) and node.value.func.id in self.user_classes:
-                    self.instances[key] = "user:" + node.value.func.id
+                elif isinstance(built.func, ast.Name) and built.func.id in self.user_classes:
+                    self.instances[key] = "user:" + built.func.id
             if isinstance(target, ast.Subscript):
                 self._indexed_write(target)
                 self.visit(target)  # x[::2] = ...: a strided target is a layout fact
@@ -327,7 +418,8 @@ class _Scanner(ast.NodeVisitor):
             self._record("torch.matmul", "operator", node, {}, [])
         elif type(node.op) in _AUGMENTED and self._tensor_operands(as_binop):
             self.facts.operators.append(CallSite(_AUGMENTED[type(node.op)], "operator", {}, [],
-                                                 node.lineno, self.depth > 0, self.print_depth > 0))
+                                                 node.lineno, self.depth > 0, self.print_depth > 0,
+                                                 scope=tuple(self.scope), augmented=True))
             if isinstance(node.target, ast.Name) and node.target.id in self.int_names:
                 self.int_names.discard(node.target.id)  # s = 0; s += x: s holds a tensor from here on
             elif isinstance(node.target, ast.Name) and node.target.id not in self.numpy_names:
@@ -446,6 +538,12 @@ class _Scanner(ast.NodeVisitor):
         qualified = self.qualify(func)
         is_print = isinstance(func, ast.Name) and func.id == "print"
         self._value_hints(node, kwargs, args)
+        if qualified in COMPILING_CALLS and not self.decorating:
+            self._compiled_target(node.args[0] if node.args else None)
+        elif qualified in SEEDING_CALLS:
+            self.seeds.append((tuple(self.scope), getattr(node, "lineno", 0)))
+        elif qualified is None:
+            self._called_user_code(func)
         instance = self._instance_key(func)
         if instance and instance in self.instances:
             self._instance_call(self.instances[instance], node)
@@ -515,7 +613,7 @@ class _Scanner(ast.NodeVisitor):
         self.facts.calls.append(
             CallSite(api, kind, kwargs, args, getattr(node, "lineno", 0), self.depth > 0, self.print_depth > 0, receiver,
                      values_only=id(node) in self.value_nodes or (isinstance(node, ast.Call) and full),
-                     in_constructor=self.constructor_depth > 0)
+                     in_constructor=self.constructor_depth > 0, scope=tuple(self.scope))
         )
 
     def _mode_call(self, api: str, kwargs: dict[str, Any], args: list[Any]) -> None:
@@ -774,6 +872,7 @@ def scan_tree(tree: ast.Module, *, session: bool = False) -> CodeFacts:
     aliases.update(_bare_module_classes(tree, aliases))
     scanner = _Scanner(aliases)
     scanner.visit(tree)
+    scanner.mark_shared_draws()
     if session:
         for statement in tree.body:
             value = statement.value if isinstance(statement, ast.Expr) else None

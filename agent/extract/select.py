@@ -107,10 +107,13 @@ def _title_position(api: str, title_words: list[str]) -> int | None:
 
 
 def choose_api(calls: list[CallSite], title: str, prose: str, operators: list[CallSite] | None = None,
+               bound_names: set[str] | frozenset[str] = frozenset(),
                ) -> tuple[str | None, list[tuple[str, float]]]:
     """The most likely API under test and the ranked candidates with their scores.
 
-    ``operators`` are the snippet's arithmetic operators (Note [Operators as a last resort], scan.py).
+    ``operators`` are the snippet's arithmetic operators (Note [Operators as a last resort], scan.py);
+    ``bound_names`` the variables and parameters it binds: a title word the code never calls as an op but binds
+    as a name ("broadcast sin/cos" over tensors named sin and cos) names that value, not an op.
     """
     title_words = [w.lower() for w in _WORD_RE.findall(title)]
     in_place_title = _IN_PLACE.search(title) is not None
@@ -171,7 +174,8 @@ def choose_api(calls: list[CallSite], title: str, prose: str, operators: list[Ca
     for op in title_ops(title):  # Note [An op the title names]
         if op in INFRA_TORCH and op != named:
             continue
-        if op not in scores and not any(_same_family(_op_key(_short(op)), key) for key in called):
+        if op not in scores and _short(op) not in bound_names and not any(
+                _same_family(_op_key(_short(op)), key) for key in called):
             scores[op] = 9.0 + 2.0 * (_short(op).lower() in prose_words) + 0.5 * (_short(op) in run_by_operator)
     for op in title_operators:
         scores.setdefault(op, 9.0)
@@ -197,18 +201,33 @@ def last_resort(calls: list[CallSite], operators: list[CallSite]) -> str | None:
     test first: the snippet's own functions, then the top level, then inside print(); methods before
     operators at each level, first use first. A reduction whose result is ``.backward()``-ed makes the loss;
     one over the difference of two results (``(out1 - out2).abs().mean()``) measures the gap: neither is it.
+    A dtype conversion inside the snippet's own functions (``x.to(torch.bfloat16)`` in a compiled forward) comes
+    last at that level: where the code under test only converts, the conversion is what a mode may get wrong.
     """
     def level(site: CallSite) -> int:
         return 0 if site.in_user_code and not site.in_print else 2 if site.in_print else 1
 
     methods = [s for s in calls if s.kind == "method" and _short(s.api) in _COMPUTING_PLUMBING and not s.feeds_backward
                and not s.measures_difference]
+    conversions = [s for s in calls if level(s) == 0 and _converts_dtype(s)]
     ranked = sorted([(level(s), 0, i, s.api) for i, s in enumerate(methods)] +
-                    [(level(s), 1, i, s.api) for i, s in enumerate(operators) if not s.measures_difference])
+                    [(level(s), 1, i, s.api) for i, s in enumerate(operators) if not s.measures_difference] +
+                    [(0, 2, i, s.api) for i, s in enumerate(conversions)])
     for *_, api in ranked:
         if _fuzzable(api):
             return api
     return None
+
+
+def _converts_dtype(site: CallSite) -> bool:
+    """``x.half()``, ``x.to(torch.bfloat16)``, ``x.to(dtype=...)``: a method call that changes the dtype."""
+    if site.kind != "method":
+        return False
+    if _short(site.api) in DTYPE_METHODS:
+        return True
+    values = [*site.args, site.kwargs.get("dtype")]
+    return _short(site.api) == "to" and any(
+        isinstance(v, str) and v.startswith("torch.") and v.rsplit(".", 1)[-1] in DTYPE_NAMES for v in values)
 
 
 def _op_key(name: str) -> str:

@@ -117,8 +117,8 @@ def _draws_nothing(site: CallSite, t: TriageInput) -> bool:
 def _random_ops(t: TriageInput) -> str | None:
     if t.modes is None or t.modes.kind not in (PatternKind.JIT_Eager_Mismatch, PatternKind.Compile_Eager_Mismatch):
         return None
-    random_inside = [c.api for c in t.facts.calls
-                     if c.in_user_code and c.api in RANDOM_OPS and not c.in_constructor and not _draws_nothing(c, t)]
+    random_inside = [c.api for c in t.facts.calls if c.in_user_code and c.api in RANDOM_OPS and not c.in_constructor
+                     and not c.shared_draw and not _draws_nothing(c, t)]  # Note [Draws outside the compiled code]
     if random_inside:
         return f"{random_inside[0]} runs inside the compared code; RNG streams differ between modes"
     return None
