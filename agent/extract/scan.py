@@ -230,6 +230,7 @@ class _Scanner(ast.NodeVisitor):
         self.callees: dict[tuple[str, ...], set[str]] = {}
         self.defined: set[str] = {"<lambda>"}
         self.decorating = False
+        self.checks: set[int] = set()  # id() of comparisons that check results (Note [Comparisons as operators])
 
     # --------------------------------------------------------------- resolution
 
@@ -506,6 +507,34 @@ class _Scanner(ast.NodeVisitor):
                                                  measures_difference=id(node) in self.measured_differences))
         self.generic_visit(node)
 
+    # Note [Comparisons as operators]
+    # A repro whose only computation is a comparison (``t[2:] <= t[:2]`` on a device, ``print(b > c)``) reports
+    # that comparison, so ``a OP b`` on operands that may be tensors joins the operators (read only as a last
+    # resort, Note [Operators as a last resort]). Where a comparison is how the repro checks its results (an
+    # ``assert``, an ``if``/``while`` test, ``(a == b).all()``, a comparison with a reduction such as
+    # ``(a - b).abs().max() < 1e-5``) it is a check and is not read.
+    def visit_Compare(self, node: ast.Compare) -> None:  # noqa: N802
+        if (id(node) not in self.checks and len(node.ops) == 1 and type(node.ops[0]) in _COMPARISONS
+                and self._tensor_operands(ast.BinOp(left=node.left, op=ast.Add(), right=node.comparators[0]))
+                and not any(_reduces(side) for side in (node.left, node.comparators[0]))):
+            self.facts.operators.append(CallSite(_COMPARISONS[type(node.ops[0])], "operator", {}, [],
+                                                 node.lineno, self.depth > 0, self.print_depth > 0,
+                                                 scope=tuple(self.scope)))
+        self.generic_visit(node)
+
+    def _mark_checks(self, test: ast.AST) -> None:
+        self.checks.update(id(leaf) for leaf in ast.walk(test) if isinstance(leaf, ast.Compare))
+
+    def visit_Assert(self, node: ast.Assert) -> None:  # noqa: N802
+        self._mark_checks(node.test)
+        self.generic_visit(node)
+
+    def visit_If(self, node: ast.If) -> None:  # noqa: N802
+        self._mark_checks(node.test)
+        self.generic_visit(node)
+
+    visit_While = visit_If  # noqa: N815
+
     def _tensor_operands(self, node: ast.BinOp) -> bool:
         """An operand that may be a tensor: not a literal, a known int, a string or a len()/range() value."""
         def plain(side: ast.expr) -> bool:
@@ -537,6 +566,8 @@ class _Scanner(ast.NodeVisitor):
         args = [self.literal(a) for a in node.args]
         qualified = self.qualify(func)
         is_print = isinstance(func, ast.Name) and func.id == "print"
+        if isinstance(func, ast.Attribute) and func.attr in _CHECKING_METHODS and isinstance(func.value, ast.Compare):
+            self.checks.add(id(func.value))
         self._value_hints(node, kwargs, args)
         if qualified in COMPILING_CALLS and not self.decorating:
             self._compiled_target(node.args[0] if node.args else None)
@@ -760,12 +791,28 @@ _ARITHMETIC: dict[type, str] = {
     ast.Add: "torch.add", ast.Sub: "torch.sub", ast.Mult: "torch.mul", ast.Div: "torch.div",
     ast.Pow: "torch.pow", ast.FloorDiv: "torch.floor_divide", ast.Mod: "torch.remainder",
 }
+# A comparison of tensors runs the comparison op (``t[2:] <= t[:2]`` is torch.le); Note [Comparisons as operators].
+_COMPARISONS: dict[type, str] = {
+    ast.Lt: "torch.lt", ast.LtE: "torch.le", ast.Gt: "torch.gt", ast.GtE: "torch.ge", ast.Eq: "torch.eq",
+    ast.NotEq: "torch.ne",
+}
+# Methods that turn a comparison into a check (``(a == b).all()``), not a computation under test.
+_CHECKING_METHODS = frozenset({"all", "any", "item", "sum", "nonzero", "count_nonzero", "float", "mean", "tolist"})
 # An augmented bitwise update (``mask[i] |= hit``, ``bits ^= 5``) runs the bitwise op on its target; a bare
 # ``a | b`` is as often a set, a dict merge or a type annotation, so it is not read.
 _AUGMENTED: dict[type, str] = {
     **_ARITHMETIC, ast.BitOr: "torch.bitwise_or", ast.BitAnd: "torch.bitwise_and", ast.BitXor: "torch.bitwise_xor",
     ast.LShift: "torch.bitwise_left_shift", ast.RShift: "torch.bitwise_right_shift",
 }
+
+
+def _reduces(node: ast.AST) -> bool:
+    """A side of a comparison computed by a reduction or a comparator (``.max()``, ``.item()``, ``torch.dist``)."""
+    return any(isinstance(leaf, ast.Call) and (
+        isinstance(leaf.func, ast.Attribute) and leaf.func.attr in {*_CHECKING_METHODS, "max", "min", "abs", "norm",
+                                                                    "dist", "allclose", "equal", "isclose"}
+        or isinstance(leaf.func, ast.Name) and leaf.func.id in ("abs", "max", "min", "len"))
+        for leaf in ast.walk(node))
 
 
 def _on_difference(scanner: _Scanner, receiver: ast.AST) -> ast.BinOp | None:
