@@ -259,6 +259,10 @@ def mode_pair(facts: CodeFacts, title: str, prose: str, signals: TextSignals) ->
     if found is not None and found[0] in facts.modes and named in facts.modes and named != found[0]:
         # the code runs both (trace and script, compile and a gradient); the title says which is reported
         found = (named, facts.modes[named])
+    if found is not None and found[0].startswith("dtype:") and named is not None and named.startswith(
+            ("compile:", "jit.")):
+        # "[inductor] wrong output" over an fp16 model: the dtype is the input's, the title names what is compared
+        found, evidence = (named, facts.modes.get(named, {})), "title"
     device = None
     if found is not None and found[0] == "device:cuda":
         device = _device(facts, "")

@@ -156,6 +156,8 @@ def choose_api(calls: list[CallSite], title: str, prose: str, operators: list[Ca
         score = min(uses[api], 1.5)
         if title_pos is not None and not (title_operators and api in INFRA_TORCH):
             score += 10.0 - 0.1 * title_pos
+            if api == named:  # spelled out (`torch.mm`): the title's own name for it, above a bare title word
+                score += 1.0
         if _short(api).lower() in prose_words:
             score += 2.0
         if api in user_code:

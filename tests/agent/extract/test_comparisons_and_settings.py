@@ -73,3 +73,19 @@ def test_unique_on_repeated_values_has_no_tie_to_blame() -> None:
     a = analyze_issue("unique with dim gives columns out of order on CUDA", _issue(code), SILENT)
     assert a.triage.false_alarm_class is None
     assert a.pattern is not None and a.pattern.api == "torch.unique"
+
+
+def test_an_op_the_title_spells_out_beats_a_bare_title_word_the_code_never_calls() -> None:
+    code = ("import torch\nfor n in (2**21 + 1, 2**22):\n    a = torch.ones(n, 2).cuda()\n"
+            "    print((torch.mm(a, torch.ones(2, 2).cuda()) - 2).abs().max().item())\n")
+    a = analyze_issue("`torch.mm` gives wrong results for tall matrices, unlike matmul", _issue(code), SILENT)
+    assert a.pattern is not None
+    assert a.pattern.api == "torch.mm"
+
+
+def test_a_compiler_the_title_names_beats_the_half_precision_of_the_inputs() -> None:
+    code = ("import torch\nw = torch.rand(4, 6, dtype=torch.float16)\n\ndef f(x):\n"
+            "    return torch.floor(x / w.abs()).mean(1)\n\nx = torch.rand(4, 6, dtype=torch.float16)\nprint(f(x))\n")
+    a = analyze_issue("[inductor] mean of a floored quotient changes", _issue(code), SILENT)
+    assert a.pattern is not None
+    assert (a.pattern.kind.value, a.pattern.test_mode.name) == ("Compile_Eager_Mismatch", "compile:inductor")
