@@ -156,8 +156,6 @@ def choose_api(calls: list[CallSite], title: str, prose: str, operators: list[Ca
         score = min(uses[api], 1.5)
         if title_pos is not None and not (title_operators and api in INFRA_TORCH):
             score += 10.0 - 0.1 * title_pos
-            if api == named:  # spelled out (`torch.mm`): the title's own name for it, above a bare title word
-                score += 1.0
         if _short(api).lower() in prose_words:
             score += 2.0
         if api in user_code:
@@ -178,7 +176,10 @@ def choose_api(calls: list[CallSite], title: str, prose: str, operators: list[Ca
             continue
         if op not in scores and _short(op) not in bound_names and not any(
                 _same_family(_op_key(_short(op)), key) for key in called):
-            scores[op] = 9.0 + 2.0 * (_short(op).lower() in prose_words) + 0.5 * (_short(op) in run_by_operator)
+            # a title word the code never calls ranks below a title op the code runs, even one it only prints
+            # ("`torch.mm` is wrong for ... combinations": mm in print() scores 8.9); one spelled out keeps 9
+            base = 9.0 if op == named else 8.5
+            scores[op] = base + 2.0 * (_short(op).lower() in prose_words) + 0.5 * (_short(op) in run_by_operator)
     for op in title_operators:
         scores.setdefault(op, 9.0)
     ranked = sorted(scores.items(), key=lambda item: -item[1])  # stable: first use wins ties
