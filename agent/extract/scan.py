@@ -26,6 +26,7 @@ from agent.extract.vocab import (
 )
 
 DEFAULT_ALIASES = {"torch": "torch", "nn": "torch.nn", "F": "torch.nn.functional", "np": "numpy", "numpy": "numpy"}
+_CONSTANTS = {"inf", "nan", "pi", "e", "newaxis"}
 _NAN_NAMES = {"torch.nan", "math.nan", "numpy.nan", "numpy.NaN", "numpy.NAN"}
 _INF_NAMES = {"torch.inf", "math.inf", "numpy.inf", "numpy.Inf", "numpy.PINF"}
 # Devices whose results a report compares with the CPU's; ``CodeFacts.cuda`` means "ran on one of them"
@@ -231,6 +232,7 @@ class _Scanner(ast.NodeVisitor):
         self.defined: set[str] = {"<lambda>"}
         self.decorating = False
         self.checks: set[int] = set()  # id() of comparisons that check results (Note [Comparisons as operators])
+        self.op_aliases: set[str] = set()  # names bound to a torch op (``op = torch.mean``): _bind_op_alias
 
     # --------------------------------------------------------------- resolution
 
@@ -385,6 +387,7 @@ class _Scanner(ast.NodeVisitor):
                 self._indexed_write(target)
                 self.visit(target)  # x[::2] = ...: a strided target is a layout fact
         names = [t.id for t in node.targets if isinstance(t, ast.Name)]
+        self._bind_op_alias(names, node.value)
         if isinstance(node.value, ast.Constant) and isinstance(node.value.value, int) or (
                 isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Name) and node.value.func.id == "len"):
             self.int_names.update(names)
@@ -405,6 +408,22 @@ class _Scanner(ast.NodeVisitor):
             self.strided_names.update(names)
         else:
             self.strided_names.difference_update(names)
+
+    def _bind_op_alias(self, names: list[str], value: ast.AST) -> None:
+        """``op = torch.mean`` then ``op(t)`` and ``torch.compile(op)``: the name calls the op it is bound to.
+
+        Only a torch function or class spelled out (not a dtype or a constant such as torch.float16 or torch.inf);
+        a name bound this way and rebound to anything else is forgotten.
+        """
+        qualified = self.qualify(value) if isinstance(value, ast.Attribute) else None
+        leaf = qualified.rsplit(".", 1)[-1] if qualified else ""
+        for name in names:
+            if qualified and qualified.startswith("torch.") and leaf not in DTYPE_NAMES and leaf not in _CONSTANTS:
+                self.aliases[name] = qualified
+                self.op_aliases.add(name)
+            elif name in self.op_aliases:
+                del self.aliases[name]
+                self.op_aliases.discard(name)
 
     def _uses_numpy(self, value: ast.AST) -> bool:
         for leaf in ast.walk(value):

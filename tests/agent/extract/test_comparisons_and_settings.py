@@ -89,3 +89,21 @@ def test_a_compiler_the_title_names_beats_the_half_precision_of_the_inputs() -> 
     a = analyze_issue("[inductor] mean of a floored quotient changes", _issue(code), SILENT)
     assert a.pattern is not None
     assert (a.pattern.kind.value, a.pattern.test_mode.name) == ("Compile_Eager_Mismatch", "compile:inductor")
+
+
+def test_a_name_bound_to_an_op_calls_that_op() -> None:
+    code = ("import torch\nt = torch.rand(300, 70)\nreduce = torch.amax\nwant = reduce(t)\n"
+            "got = torch.compile(reduce)(t)\nprint(want, got)\n")
+    a = analyze_issue("[inductor] a reduction of a large tensor differs from eager", _issue(code), SILENT)
+    assert a.pattern is not None
+    assert (a.pattern.api, a.pattern.test_mode.name) == ("torch.amax", "compile:inductor")
+
+
+def test_a_name_rebound_from_an_op_to_a_value_no_longer_calls_the_op() -> None:
+    code = "import torch\nf = torch.exp\nf = lambda v: v * 2\nprint(f(torch.ones(2)))\n"
+    assert "torch.exp" not in [c.api for c in scan_tree(ast.parse(code)).calls]
+
+
+def test_a_name_bound_to_a_dtype_is_not_an_op_alias() -> None:
+    code = "import torch\nlow = torch.float16\nx = torch.ones(3, dtype=low)\nprint(low(x))\n"
+    assert "torch.float16" not in [c.api for c in scan_tree(ast.parse(code)).calls]
