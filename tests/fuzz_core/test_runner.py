@@ -62,6 +62,24 @@ def test_modes_that_cannot_apply_are_not_applicable(api: str, mode: str, why: st
     assert result.verdict == "not_applicable" and why in result.reason
 
 
+def test_an_in_place_comparison_keeping_its_inputs_dtype_is_no_finding(tmp_path) -> None:
+    # x.greater_(y) writes 0./1. into float x while torch.greater returns bool: the in-place contract
+    result = run_harness(HarnessSpec(api="torch.greater", test_mode="variant:inplace", seed=1), max_executions=200,
+                         workdir=tmp_path)
+    assert result.verdict == "passed", result.reason
+
+
+def test_an_in_place_value_that_differs_is_still_a_mismatch() -> None:
+    from fuzz_core.modes import get_mode
+    from fuzz_core.oracles import compare_outputs
+
+    mode = get_mode("variant:inplace", {})
+    functional, written = torch.tensor([True, False, True]), torch.tensor([1.0, 1.0, 1.0])
+    comparison = compare_outputs(functional, written, compares_dtype=mode.compares_dtype)
+    assert not comparison.ok and [m.kind for m in comparison.mismatches] == ["value"]
+    assert compare_outputs(functional, torch.tensor([1.0, 0.0, 1.0]), compares_dtype=mode.compares_dtype).ok
+
+
 def test_broken_harnesses_are_errors_not_findings(tmp_path) -> None:
     broken = run_harness(HarnessSpec(api="x.y", input_source="code", code="def target(x):\n    return x\n"),
                          max_executions=3, workdir=tmp_path)
