@@ -167,7 +167,7 @@ def analyze_issue(title: str, body: str, labels: list[str], comments: list[str] 
         facts.merge(block_facts)
     rules_text = for_rules(body)
     prose = re.sub(r"```.*?```", " ", rules_text, flags=re.S)
-    signals = read_signals(title, rules_text, labels, comments, blocks)
+    signals = read_signals(title, rules_text, labels, comments, blocks, environment=body)
     api, ranked = choose_api(facts.calls, title, prose, facts.operators, facts.assigned_names)
     modes = mode_pair(facts, title, prose, signals)
     # a title that reports a NaN/Inf or an overflow is a non-finite result to check against float64

@@ -96,6 +96,7 @@ class TextSignals:
     printed_values_differ: bool = False  # Note [Printed values that differ]
     states_expected_value: bool = False  # Note [An expected value stated]
     title_only_fails: bool = False  # the title's only not-silent word is "fails": a check can be what fails
+    tf32: str | None = None  # Note [TF32 on Ampere]: why float32 matmul/conv on CUDA may have run in TF32
 
 
 def _reported_diffs(output: str) -> list[float]:
@@ -145,7 +146,40 @@ def _labels_match(labels: list[str], needles: tuple[str, ...]) -> bool:
     return any(needle in label for label in labels for needle in needles)
 
 
-def read_signals(title: str, body: str, labels: list[str], comments: list[str], blocks: list[CodeBlock]) -> TextSignals:
+# Note [TF32 on Ampere]
+# On NVIDIA GPUs from Ampere on (RTX 30xx/40xx, A100, H100 ...) cuDNN convolutions run float32 in TF32 by default,
+# and so did cuBLAS matmuls up to torch 1.11 (torch.backends.cuda.matmul.allow_tf32 has been False by default since
+# 1.12): inputs rounded to 10 mantissa bits, about 1e-3 relative. Maintainers close such reports as expected
+# (false_alarms.md). `tf32` says why a report's float32 run may have used TF32: the code turns it on, or the
+# report names such a GPU (or TF32) and either its convolutions use TF32 by default or its torch is older than
+# 1.12; None when the code turns TF32 off (then a difference is not TF32's).
+_TF32_GPU = re.compile(r"\btf32\b|\bampere\b|\bhopper\b|\b(?:rtx|geforce)\s?[345]0[5-9]0|\b[345]0[6-9]0(?:\s?ti)?\b"
+                       r"|\b(?:a100|a10g?|a30|a40|a800|a6000|h100|h800|h200|gh200|l4|l40s?)\b")
+_TF32_ON = re.compile(r"allow_tf32\s*=\s*True|set_float32_matmul_precision\(\s*['\"](?:high|medium)")
+_TF32_OFF = re.compile(r"allow_tf32\s*=\s*False|set_float32_matmul_precision\(\s*['\"]highest")
+_TORCH_VERSION = re.compile(r"pytorch version:?\s*(\d+)\.(\d+)|\btorch[ =]=?\s*(\d+)\.(\d+)\.\d")
+
+
+def _tf32(text: str, code: str, labels: list[str]) -> str | None:
+    """Note [TF32 on Ampere]."""
+    if _TF32_OFF.search(code):
+        return None
+    if _TF32_ON.search(code):
+        return "the code turns TF32 on"
+    gpu = _TF32_GPU.search(text)
+    if gpu is None and "module: tf32" not in labels:
+        return None
+    named = f"names {gpu.group(0)}" if gpu else "is labelled module: tf32"
+    version = _TORCH_VERSION.search(text)
+    old = version is not None and (int(version.group(1) or version.group(3)),
+                                   int(version.group(2) or version.group(4))) < (1, 12)
+    return f"the report {named}" + (" with torch < 1.12 (TF32 matmuls by default)" if old else "")
+
+
+def read_signals(title: str, body: str, labels: list[str], comments: list[str], blocks: list[CodeBlock],
+                 environment: str = "") -> TextSignals:
+    """What the words say. ``body`` is the text the word rules read (thread.for_rules: no environment dump);
+    ``environment`` the report as written, read only for the GPU and torch version (Note [TF32 on Ampere])."""
     low_labels = [label.lower() for label in labels]
     prose = _FENCED.sub(" ", body.replace("\r\n", "\n")).lower()
     title_low, body_low = title.lower(), body.lower()
@@ -178,6 +212,8 @@ def read_signals(title: str, body: str, labels: list[str], comments: list[str], 
         raised_error=_raised(output.lower()),
         printed_values_differ=any(_values_differ(b.text) for b in blocks if not b.is_python),
         states_expected_value=bool(_EXPECTED_VALUE.search(prose + "\n" + _code_comments(blocks))),
+        tf32=_tf32("\n".join([title_low, body_low, environment.lower()]),
+                   "\n".join(b.text for b in blocks if b.is_python), low_labels),
     )
 
 

@@ -10,7 +10,8 @@ printed output, never from an issue's number or wording alone:
   every printed difference is at float32 rounding level (≤ 1e-5).
 - low_precision: float16/bfloat16 vs float32 (or a low-precision mode pair without a
   higher-precision reference) with every printed difference within two ulps at unit scale; and
-  gradcheck/gradgradcheck on inputs that are not float64 (finite differences need double precision).
+  gradcheck/gradgradcheck on inputs that are not float64 (finite differences need double precision); and a
+  float32 matmul or convolution on CUDA that ran in TF32 (Note [TF32 on Ampere] in text.py).
 - ieee_nan: a domain-restricted op (log, sqrt, acos, ...) fed literal inputs outside its domain.
 - ties: a tie-sensitive op (topk, sort, argmax, ...) on inputs with repeated values, when the repro reads
   the indices (argmax-like ops always do; ``x.max(1)[0]``, ``.values`` and full reductions read values only).
@@ -168,6 +169,24 @@ def _low_precision(t: TriageInput) -> str | None:
     return None
 
 
+# Ops whose float32 CUDA kernels may run in TF32 (Note [TF32 on Ampere] in text.py): cuBLAS matmuls, cuDNN convs.
+_TF32_MATMULS = frozenset({"matmul", "mm", "bmm", "addmm", "addbmm", "baddbmm", "addmv", "mv", "linear", "Linear",
+                           "einsum", "tensordot", "chain_matmul", "Bilinear", "bilinear"})
+_TF32_CONVS = frozenset({"conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
+                         "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d"})
+
+
+def _tf32_rounding(t: TriageInput) -> str | None:
+    """float32 matmul/conv on an Ampere-or-later GPU that ran in TF32 (Note [TF32 on Ampere] in text.py)."""
+    why, op = t.signals.tf32, _short(t.api)
+    if why is None or not t.facts.cuda or any(d in LOW_PRECISION for d in t.facts.dtypes):
+        return None
+    if op in _TF32_CONVS or op in _TF32_MATMULS and ("turns TF32 on" in why or "torch < 1.12" in why):
+        return (f"float32 {op} on CUDA runs in TF32 there ({why}): inputs rounded to 10 mantissa bits, about 1e-3 "
+                "relative, as documented")
+    return None
+
+
 def _ieee_nan(t: TriageInput) -> str | None:
     condition = DOMAIN_RESTRICTED.get(_short(t.api))
     if condition is None:
@@ -227,6 +246,7 @@ FALSE_ALARM_RULES = (
     ("bitwise_comparison", _bitwise),
     ("low_precision", _low_precision),
     ("low_precision", _single_precision_gradcheck),
+    ("low_precision", _tf32_rounding),
     ("ieee_nan", _ieee_nan),
     ("ties", _ties),
     ("duplicate_indices", _duplicate_indices),
