@@ -51,3 +51,9 @@ def test_a_convolution_whose_code_turns_tf32_off_is_not_blamed_on_tf32() -> None
 def test_a_convolution_on_a_gpu_without_tf32_is_not_blamed_on_tf32() -> None:
     a = analyze_issue("conv2d on GPU differs from CPU", _report(CONV, "PyTorch version: 2.1.0\nGPU 0: Tesla V100"), [])
     assert a.triage.false_alarm_class is None
+
+
+def test_a_large_gap_on_an_ampere_gpu_is_not_blamed_on_tf32() -> None:
+    report = _report(CONV, "PyTorch version: 2.1.0\nGPU 0: NVIDIA A100").replace("tensor(0.0031)", "diff: 3.5")
+    a = analyze_issue("conv2d on GPU differs from CPU", report, [])
+    assert a.triage.false_alarm_class is None
