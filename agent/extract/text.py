@@ -96,7 +96,8 @@ class TextSignals:
     printed_values_differ: bool = False  # Note [Printed values that differ]
     states_expected_value: bool = False  # Note [An expected value stated]
     title_only_fails: bool = False  # the title's only not-silent word is "fails": a check can be what fails
-    tf32: str | None = None  # Note [TF32 on Ampere]: why float32 matmul/conv on CUDA may have run in TF32
+    tf32: str | None = None  # Note [TF32 on Ampere]: why float32 convolutions on CUDA may have run in TF32
+    tf32_matmuls: bool = False  # ... and float32 matmuls too (TF32 turned on, or a torch older than 1.12)
 
 
 def _reported_diffs(output: str) -> list[float]:
@@ -160,20 +161,20 @@ _TF32_OFF = re.compile(r"allow_tf32\s*=\s*False|set_float32_matmul_precision\(\s
 _TORCH_VERSION = re.compile(r"pytorch version:?\s*(\d+)\.(\d+)|\btorch[ =]=?\s*(\d+)\.(\d+)\.\d")
 
 
-def _tf32(text: str, code: str, labels: list[str]) -> str | None:
-    """Note [TF32 on Ampere]."""
+def _tf32(text: str, code: str, labels: list[str]) -> tuple[str | None, bool]:
+    """Note [TF32 on Ampere]: why TF32 may have run (None: no reason), and whether matmuls ran in it too."""
     if _TF32_OFF.search(code):
-        return None
+        return None, False
     if _TF32_ON.search(code):
-        return "the code turns TF32 on"
+        return "the code turns TF32 on", True
     gpu = _TF32_GPU.search(text)
     if gpu is None and "module: tf32" not in labels:
-        return None
+        return None, False
     named = f"names {gpu.group(0)}" if gpu else "is labelled module: tf32"
     version = _TORCH_VERSION.search(text)
     old = version is not None and (int(version.group(1) or version.group(3)),
                                    int(version.group(2) or version.group(4))) < (1, 12)
-    return f"the report {named}" + (" with torch < 1.12 (TF32 matmuls by default)" if old else "")
+    return f"the report {named}" + (" with torch < 1.12 (TF32 matmuls by default)" if old else ""), old
 
 
 def read_signals(title: str, body: str, labels: list[str], comments: list[str], blocks: list[CodeBlock],
@@ -190,6 +191,8 @@ def read_signals(title: str, body: str, labels: list[str], comments: list[str], 
     if code_prints_diff:
         diffs += [float(m) for m in _TENSOR_SCALAR.findall(output)]
     diffs += [float(m) for m in _GREATEST_DIFF.findall(output) if m not in ("inf", "nan")]
+    tf32, tf32_matmuls = _tf32("\n".join([title_low, body_low, environment.lower()]),
+                               "\n".join(b.text for b in blocks if b.is_python), low_labels)
     return TextSignals(
         labels=low_labels,
         silent_label=_labels_match(low_labels, SILENT_LABELS),
@@ -212,8 +215,8 @@ def read_signals(title: str, body: str, labels: list[str], comments: list[str], 
         raised_error=_raised(output.lower()),
         printed_values_differ=any(_values_differ(b.text) for b in blocks if not b.is_python),
         states_expected_value=bool(_EXPECTED_VALUE.search(prose + "\n" + _code_comments(blocks))),
-        tf32=_tf32("\n".join([title_low, body_low, environment.lower()]),
-                   "\n".join(b.text for b in blocks if b.is_python), low_labels),
+        tf32=tf32,
+        tf32_matmuls=tf32_matmuls,
     )
 
 

@@ -184,7 +184,7 @@ def _tf32_rounding(t: TriageInput) -> str | None:
     # TF32 rounds, it does not make NaN/Inf or large gaps: a report showing either is about something else
     if t.facts.special_values or t.facts.nan_checks or max(t.signals.reported_diffs, default=0.0) > 0.1:
         return None
-    if op in _TF32_CONVS or op in _TF32_MATMULS and ("turns TF32 on" in why or "torch < 1.12" in why):
+    if op in _TF32_CONVS or op in _TF32_MATMULS and t.signals.tf32_matmuls:
         return (f"float32 {op} on CUDA runs in TF32 there ({why}): inputs rounded to 10 mantissa bits, about 1e-3 "
                 "relative, as documented")
     return None
