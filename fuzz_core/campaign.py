@@ -314,7 +314,11 @@ class Campaign:
         self.spec = spec
         self.selector: CorpusSelector = selector or UniformSelector()
         self.mutators = list(mutators or DEFAULT_MUTATORS)
-        self._mutator_weights = torch.tensor([float(getattr(m, "weight", 1.0)) for m in self.mutators])
+        # Children per pick (Note [Mutation bursts] in fuzz_core/mutators/builtin.py): a burst mutator is picked
+        # `burst` times less often, so its share of the inputs stays its weight's share.
+        self._bursts = [_burst_size(m) for m in self.mutators]
+        self._mutator_weights = torch.tensor([float(getattr(m, "weight", 1.0)) / b
+                                              for m, b in zip(self.mutators, self._bursts)])
         self._value_mutators = [i for i, m in enumerate(self.mutators) if m.name in VALUE_MUTATORS]
         self._value_weights = torch.zeros_like(self._mutator_weights)  # reuse of compiled shapes: value mutators only
         self._value_weights[self._value_mutators] = self._mutator_weights[self._value_mutators]
@@ -346,6 +350,8 @@ class Campaign:
         self._compiling: dict[int, Any] = {}
         self._step_gen = torch.Generator()  # reseeded per mutation step: the same draws as a fresh generator
         self._step_seed_base = _int_seed(spec.seed, 3) >> 1  # a step's seed: this + 64 * iteration + attempt
+        # The burst being handed out: [parent, mutator index, step seed, children, next row] (_next_entry)
+        self._burst: list[Any] | None = None
         self._measured = True  # whether the input now running is one the selector measures (op scope)
         self._compiles_for: Mode | None = None  # the test mode `compiles` was answered for, and the answer
         self._test_compiles = False
@@ -447,8 +453,15 @@ class Campaign:
         """Rebuild the input a recipe describes (used after a crash to save the crashing input)."""
         sample = self.seeds[int(recipe["seed_index"])]
         by_name = {m.name: m for m in self.mutators}
-        for name, seed in recipe.get("steps", []):
-            mutated = by_name[name].mutate(sample, torch.Generator().manual_seed(int(seed)))
+        for step in recipe.get("steps", []):
+            name, seed = step[0], int(step[1])
+            gen = torch.Generator().manual_seed(seed)
+            if len(step) > 2:  # a burst child (Note [Mutation bursts]): the burst again, then its row
+                children = by_name[name].mutate_burst(sample, gen)  # type: ignore[attr-defined]
+                row = int(step[2])
+                mutated = children[row] if children and 0 <= row < len(children) else None
+            else:
+                mutated = by_name[name].mutate(sample, gen)
             if mutated is None:
                 break
             sample = self.canonical(mutated)
@@ -711,6 +724,11 @@ class Campaign:
         if pending_seeds and not reuse:
             index = pending_seeds.pop(0)
             return corpus[index]
+        burst = self._burst
+        if burst is not None:
+            if burst[4] < len(burst[3]) and not (reuse and burst[1] not in self._value_mutators):
+                return self._burst_child(burst)
+            self._burst = None
         view: Sequence[CorpusEntry] = corpus
         if reuse:
             view = self._compiled_entries(corpus) or corpus
@@ -721,20 +739,37 @@ class Campaign:
             index = self._draw_mutator(weights, gen)
             mutator = self.mutators[index]
             step_seed = self._step_seed_base + 64 * iteration + _attempt  # distinct per step, one addition
+            if self._bursts[index] > 1:  # Note [Mutation bursts]
+                children = mutator.mutate_burst(parent.sample, self._step_gen.manual_seed(step_seed))
+                if children:
+                    self._burst = [parent, index, step_seed, children, 0]
+                    return self._burst_child(self._burst)
             child = mutator.mutate(parent.sample, self._step_gen.manual_seed(step_seed))
             if child is not None:
-                if not self._canonical_as_is:
-                    child = self.canonical(child)
-                recipe = (parent.recipe[0], parent.recipe[1] + ((mutator.name, step_seed),))
-                new = CorpusEntry(child, recipe)
-                if self._progress_encoded is not None:  # the recipe's steps as JSON: the parent's plus this step
-                    steps = parent.meta.get("_steps_json") or _steps_json(parent)
-                    new.meta["_steps_json"] = (f"{steps[:-1]}{',' if len(steps) > 2 else ''}"
-                                               f"[{self._mutator_json[index]},{step_seed}]]")
-                return new
+                return self._child_entry(parent, index, child, (mutator.name, step_seed), str(step_seed))
         if pending_seeds:
             return corpus[pending_seeds.pop(0)]
         return None
+
+    def _burst_child(self, burst: list[Any]) -> CorpusEntry:
+        """The burst's next child as a corpus entry; its step is (mutator, seed, row)."""
+        parent, index, step_seed, children, row = burst
+        burst[4] = row + 1
+        return self._child_entry(parent, index, children[row], (self.mutators[index].name, step_seed, row),
+                                 f"{step_seed},{row}")
+
+    def _child_entry(self, parent: CorpusEntry, index: int, child: Sample, step: tuple[Any, ...],
+                     step_tail: str) -> CorpusEntry:
+        """The entry for `child` of `parent`, its recipe the parent's plus `step` (`step_tail`: the step's values
+        after the mutator's name, as JSON)."""
+        if not self._canonical_as_is:
+            child = self.canonical(child)
+        new = CorpusEntry(child, (parent.recipe[0], parent.recipe[1] + (step,)))
+        if self._progress_encoded is not None:  # the recipe's steps as JSON: the parent's plus this step
+            steps = parent.meta.get("_steps_json") or _steps_json(parent)
+            new.meta["_steps_json"] = (f"{steps[:-1]}{',' if len(steps) > 2 else ''}"
+                                       f"[{self._mutator_json[index]},{step_tail}]]")
+        return new
 
     def _compiled_entries(self, corpus: list[CorpusEntry]) -> list[CorpusEntry]:
         """`[entry for entry in corpus if _shape_sig(entry) in self.compiled_shapes]`, kept up to date instead of
@@ -824,6 +859,8 @@ class Campaign:
                     self.tally.not_applicable += 1
                     seeds_na += int(not entry.recipe[1])
             if self.selector.observe(entry, label, self.last_outputs):
+                if entry.recipe[1] and len(entry.recipe[1][-1]) > 2:  # a burst child: a view of its burst's batch (Note [Mutation bursts])
+                    entry.sample = _owning(entry.sample)
                 corpus.append(entry)
 
     def _keep(self, finding: Finding) -> None:
@@ -848,6 +885,22 @@ def _shape_sig(entry: CorpusEntry) -> Any:
     if sig is None:
         sig = entry.meta["_shape_sig"] = structure_sig(entry.sample.tree())
     return sig
+
+
+def _burst_size(mutator: Mutator) -> int:
+    """Children per pick of `mutator`: its `burst` where it makes bursts (mutate_burst), else 1."""
+    burst = getattr(mutator, "burst", 1)
+    return int(burst) if callable(getattr(mutator, "mutate_burst", None)) and int(burst) > 1 else 1
+
+
+def _owning(sample: Sample) -> Sample:
+    """The sample with every tensor argument that is a view into a larger storage (a burst's batch) copied, so an
+    entry the corpus keeps holds its own values, not its burst's (Note [Mutation bursts])."""
+    args = sample.args
+    if not any([type(a) is torch.Tensor and a.untyped_storage().nbytes() > a.nbytes for a in args]):
+        return sample
+    return Sample(tuple([a.clone() if type(a) is torch.Tensor and a.untyped_storage().nbytes() > a.nbytes else a
+                         for a in args]), sample.kwargs, sample.ctor, sample.origin)
 
 
 def _running_sums(weights: torch.Tensor) -> tuple[list[float], int]:

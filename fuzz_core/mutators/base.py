@@ -74,7 +74,9 @@ class DrawStream(torch.Generator):
 class Mutator(Protocol):
     """Derives a new input from one corpus entry; deterministic given `gen` (so a crash input can be replayed).
 
-    An optional `weight` attribute (default 1.0) sets how often the campaign picks it.
+    An optional `weight` attribute (default 1.0) sets how often the campaign picks it. A mutator may also make
+    `burst` children at once, `mutate_burst(sample, gen) -> list[Sample] | None`, deterministic given `gen`
+    (Note [Mutation bursts] in fuzz_core/mutators/builtin.py).
     """
 
     name: str
@@ -84,10 +86,11 @@ class Mutator(Protocol):
 
 @dataclass
 class CorpusEntry:
-    """A corpus input and the recipe that rebuilds it: seed index plus (mutator, seed) steps."""
+    """A corpus input and the recipe that rebuilds it: seed index plus (mutator, seed) steps, or (mutator, seed,
+    row) for a child of a burst (Note [Mutation bursts] in fuzz_core/mutators/builtin.py)."""
 
     sample: Sample
-    recipe: tuple[int, tuple[tuple[str, int], ...]]
+    recipe: tuple[int, tuple[tuple[Any, ...], ...]]
     picked: int = 0
     meta: dict[str, Any] = field(default_factory=dict)
 

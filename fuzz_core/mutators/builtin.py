@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 import weakref
 from dataclasses import dataclass
+from typing import Callable
 
 import torch
 
@@ -229,14 +230,113 @@ def _float32_value(value: float) -> float:
     return rounded
 
 
+# Note [Mutation bursts]
+# Choosing a parent and a mutator and making one child costs about as much as the differential check itself on a
+# small op (Note [The hot loop] in fuzz_core/campaign.py), and most of it is per call, not per element. So the value
+# mutators that edit one argument in place of its values (gaussian, special, boundary) also make BURST children of
+# one parent at once, from one reseeded generator: one argument chosen, the draws for every child in one call, the
+# children the rows of one batch. The campaign hands them out one input at a time (coverage still sees each), picks
+# a burst mutator `BURST` times less often, so each mutator's share of the inputs stays its weight's share, and
+# records a burst child's step as (name, seed, row): replaying it remakes the burst from the seed and takes the row.
+# A burst needs a plain call (tensor arguments, no keywords) and, for noise, a contiguous float32/float64 argument
+# (a child keeps its parent's strides); otherwise, and past BURST_MAX_ELEMENTS, the mutator makes one child per step.
+BURST = 8
+BURST_MAX_ELEMENTS = 1 << 16  # elements in one burst's batch (children are views of it until the corpus keeps one)
+
+
+def _burst_arguments(sample: Sample, count: int, dtypes: tuple[torch.dtype, ...] | None) -> list[int] | None:
+    """Indices of the arguments a burst of `count` children may edit (plain tensor arguments without grad, non-empty,
+    floating, of `dtypes` and contiguous where `dtypes` is given, small enough), or None where there is none."""
+    args = sample.args
+    if sample.kwargs or not all([type(a) is torch.Tensor for a in args]):
+        return None
+    chosen = [i for i, t in enumerate(args)
+              if t.is_floating_point() and 0 < t.numel() * count <= BURST_MAX_ELEMENTS and not t.requires_grad
+              and (dtypes is None or (t.dtype in dtypes and t.is_contiguous()))]
+    return chosen or None
+
+
+_ALIGN_BYTES = 64  # a burst's rows start on this boundary, as the allocator's own tensors do
+
+
+def _burst_rows(t: torch.Tensor, count: int) -> torch.Tensor:
+    """A (count, t.numel()) tensor of uninitialised rows for `count` children of `t`, each row starting on an
+    _ALIGN_BYTES boundary of one allocation, so a child's data is aligned as a fresh tensor's is (compiled kernels
+    may take a vectorised path only for aligned inputs)."""
+    n, size = t.numel(), t.element_size()
+    padded = -(-n * size // _ALIGN_BYTES) * _ALIGN_BYTES // size
+    return torch.empty((count, padded), dtype=t.dtype)[:, :n]
+
+
+def _burst_children(sample: Sample, index: int, rows: torch.Tensor, labels: list[str]) -> list[Sample]:
+    """One child per row of `rows` (the edited argument `index`, shaped as the original), labelled in order."""
+    shape = sample.args[index].shape
+    children = []
+    for row, label in zip(rows.unbind(0), labels):
+        new = list(sample.args)
+        new[index] = row.view(shape)
+        children.append(Sample(tuple(new), {}, sample.ctor, f"{sample.origin}>{label}"))
+    return children
+
+
+# (mutator name, its values, dtype) -> the (label, value) table a burst draws from
+_TABLES: dict[tuple[str, tuple[str, ...], torch.dtype], list[tuple[str, float]]] = {}
+
+
+def _filled_burst(sample: Sample, gen: torch.Generator, count: int,
+                  table_for: Callable[[torch.dtype], list[tuple[str, float]]]) -> list[Sample] | None:
+    """`count` children, each the sample with one argument (the same for all) holding one value of its dtype's table
+    at 1-3 flat positions drawn with replacement (so 1-3 distinct ones): one uniform draw call for every choice, one
+    copy of the argument for every child, the values written through numpy where the dtype allows."""
+    candidates = _burst_arguments(sample, count, None)
+    if candidates is None:
+        return None
+    draws = torch.rand(1 + 5 * count, dtype=torch.float64, generator=gen).tolist()
+    index = candidates[min(int(draws[0] * len(candidates)), len(candidates) - 1)]
+    t = sample.args[index]
+    values = table_for(t.dtype)
+    n = t.numel()
+    rows = _burst_rows(t, count)
+    rows.copy_(t.reshape(1, n))
+    stride = rows.stride(0)
+    labels, cells, written = [], [], []
+    for child in range(count):
+        u = draws[1 + 5 * child: 6 + 5 * child]  # the value, how many positions, three positions
+        label, value = values[min(int(u[0] * len(values)), len(values) - 1)]
+        labels.append(label)
+        for position in u[2: 3 + min(int(u[1] * 3), 2)]:
+            cells.append(child * stride + min(int(position * n), n - 1))
+            written.append(value)
+    flat = rows.as_strided((count * stride,), (1,))  # the whole allocation, padding included
+    if rows.dtype in _NUMPY_FILLS:
+        cells_view = flat.numpy()
+        for cell, value in zip(cells, written):
+            cells_view[cell] = value
+    else:
+        flat[torch.tensor(cells)] = torch.tensor(written, dtype=torch.float64).to(rows.dtype)
+    return _burst_children(sample, index, rows, labels)
+
+
 @dataclass
 class GaussianNoise:
     name: str = "gaussian"
     scale: float = 0.1
     weight: float = 4.0
+    burst: int = BURST  # Note [Mutation bursts]
 
     def mutate(self, sample: Sample, gen: torch.Generator) -> Sample | None:
         return _edit_one(sample, gen, self._edit, self.name)
+
+    def mutate_burst(self, sample: Sample, gen: torch.Generator) -> list[Sample] | None:
+        """`burst` noisy copies of one contiguous float32/float64 argument, the noise drawn in one call."""
+        candidates = _burst_arguments(sample, self.burst, (torch.float32, torch.float64))
+        if candidates is None:
+            return None
+        index = candidates[randbelow(len(candidates), gen)]
+        t = sample.args[index]
+        rows = _burst_rows(t, self.burst).normal_(0.0, self.scale * _spread(t), generator=gen)
+        rows.add_(t.reshape(1, -1))
+        return _burst_children(sample, index, rows, [self.name] * self.burst)
 
     def _edit(self, t: torch.Tensor, g: torch.Generator) -> torch.Tensor:
         if (t.dtype is torch.float32 and t.numel() >= 16 and t.is_contiguous() and not t.requires_grad
@@ -259,6 +359,17 @@ class SpecialValues:
     name: str = "special"
     weight: float = 3.0
     values: tuple[str, ...] = SPECIAL_VALUE_NAMES
+    burst: int = BURST  # Note [Mutation bursts]
+
+    def mutate_burst(self, sample: Sample, gen: torch.Generator) -> list[Sample] | None:
+        return _filled_burst(sample, gen, self.burst, self._table)
+
+    def _table(self, dtype: torch.dtype) -> list[tuple[str, float]]:
+        key = (self.name, self.values, dtype)
+        table = _TABLES.get(key)
+        if table is None:
+            table = _TABLES[key] = [(f"{self.name}:{v}", special_value(v, dtype)) for v in self.values]
+        return table
 
     def mutate(self, sample: Sample, gen: torch.Generator) -> Sample | None:
         plain = _plain_candidates(sample)
@@ -282,6 +393,17 @@ class SpecialValues:
 class DtypeBoundary:
     name: str = "boundary"
     weight: float = 2.0
+    burst: int = BURST  # Note [Mutation bursts]
+
+    def mutate_burst(self, sample: Sample, gen: torch.Generator) -> list[Sample] | None:
+        return _filled_burst(sample, gen, self.burst, self._table)
+
+    def _table(self, dtype: torch.dtype) -> list[tuple[str, float]]:
+        key = (self.name, (), dtype)
+        table = _TABLES.get(key)
+        if table is None:
+            table = _TABLES[key] = [(self.name, v) for v in boundary_table(dtype)]
+        return table
 
     def mutate(self, sample: Sample, gen: torch.Generator) -> Sample | None:
         plain = _plain_candidates(sample)
