@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 import torch
 from torch import nn
 
@@ -53,3 +54,28 @@ def test_summary_features_have_a_fixed_length_per_tensor() -> None:
     assert a.shape == b.shape == (7,)
     assert b[5] == 2 / 3  # fraction finite
     assert summary_features((torch.ones(2), torch.zeros(3, dtype=torch.int64))).shape == (14,)
+
+
+def _torch_summary(t: torch.Tensor) -> list[float]:
+    """The statistics summary_features promises, computed with torch in float64."""
+    x = t.detach().to(torch.float64).reshape(-1)
+    finite = x[torch.isfinite(x)]
+    if finite.numel() == 0:
+        return [0.0] * 6 + [float((x == 0).double().mean())]
+    return [finite.mean().item(), finite.std().item() if finite.numel() > 1 else 0.0, finite.min().item(),
+            finite.max().item(), finite.abs().mean().item(), finite.numel() / x.numel(),
+            float((x == 0).double().mean())]
+
+
+@pytest.mark.parametrize("tensor", [
+    torch.randn(8, 8) * 100 + 7, torch.randn(5, 3).t(), torch.tensor([float("nan"), 1.0, float("-inf"), 0.0, 4.0]),
+    torch.tensor([1e200, -1e200, 5.0], dtype=torch.float64), torch.tensor([3, 0, -2]), torch.tensor([True, False]),
+    torch.randn(4, 4).to(torch.bfloat16), torch.randn(6).half(), torch.tensor([float("nan")] * 3), torch.tensor([2.5]),
+], ids=["float32", "transposed", "nonfinite", "huge", "int64", "bool", "bfloat16", "float16", "all_nan", "single"])
+def test_summary_features_are_the_statistics_torch_gives_without_warnings(tensor: torch.Tensor) -> None:
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = summary_features(tensor).tolist()
+    assert got == pytest.approx(_torch_summary(tensor), rel=1e-12, abs=1e-300, nan_ok=True)
