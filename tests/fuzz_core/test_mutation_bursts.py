@@ -146,3 +146,33 @@ def test_value_bursts_put_one_table_value_at_one_to_three_positions(mutator, dty
         assert len(set(values.double().nan_to_num(nan=7e7).tolist())) == 1  # one value per child
         assert bool(((values == allowed[:, None]) | (values.isnan() & allowed[:, None].isnan())).any(0).all())
     assert torch.equal(parent, torch.linspace(-2, 2, 48, dtype=dtype).reshape(6, 8))  # the parent is untouched
+
+
+NAN_SEGFAULT = '''
+import ctypes
+
+def make_inputs(seed):
+    return (torch.linspace(-1, 1, 12).reshape(3, 4),), {}
+
+def target(x):
+    if bool(torch.isnan(x).any()):
+        ctypes.string_at(0)  # null-pointer read: SIGSEGV in the worker, on an input only special values make
+    return x * 2
+'''
+
+
+def test_a_crash_on_a_burst_child_saves_that_child_through_the_sandboxed_pool(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """The worker's progress record names the burst child (its step with a row); a fresh worker replays it and saves
+    the very input that crashed."""
+    from fuzz_core import WorkerPool
+    from fuzz_core.saved_inputs import load_inputs
+
+    spec = HarnessSpec(api="harness.nan_segv", input_source="code", code=NAN_SEGFAULT, oracle="crash",
+                       kind="Crash", seed=1)
+    with WorkerPool(1, task_timeout_s=60, preload_opinfo=False, workdir=tmp_path) as pool:
+        crash = pool.submit(spec, max_executions=2000).result(timeout=300)
+    assert crash.verdict == "crash", crash.reason
+    steps = crash.evidence["recipe"]["steps"]
+    assert steps and steps[-1][0] == "special" and len(steps[-1]) == 3
+    saved = load_inputs(crash.evidence["inputs_path"])
+    assert bool(torch.isnan(saved["args"][0]).any())
