@@ -871,8 +871,8 @@ class Campaign:
                     self.tally.not_applicable += 1
                     seeds_na += int(not entry.recipe[1])
             if self.selector.observe(entry, label, self.last_outputs):
-                if entry.recipe[1] and len(entry.recipe[1][-1]) > 2:  # a burst child: a view of its burst's batch (Note [Mutation bursts])
-                    entry.sample = _owning(entry.sample)
+                if entry.recipe[1] and len(entry.recipe[1][-1]) > 2:
+                    entry.sample = _owning(entry.sample)  # a burst child: a view of its burst's batch until now
                 corpus.append(entry)
 
     def _keep(self, finding: Finding) -> None:
