@@ -122,10 +122,11 @@ it per call. So the value mutators make bursts of children from one draw call (N
 fuzz_core/mutators/builtin.py), each mutator keeping its share of the inputs, and a measured input costs less: its
 output summary is numpy's reductions (36 -> 15 microseconds) and its novelty query an exact scan of a small numpy
 buffer (26 -> 9; Note [Exact search first] in fuzz_core/coverage/ann.py). After it: add 45 microseconds an input
-(making it 17), sigmoid 40 (from 52). The benchmark, same quiet machine, same session: eager vs jit.trace 0.414x
-before, 0.535x after (pool 17201 -> 22734 checks/s, hand loop 41594 / 42482); eager vs compile:inductor 0.356x
-all-in, 0.439x steady after (the compiled call through the mode and its cache entries, and the compile share, as
-above).
+(making it 17), sigmoid 40 (from 52). The benchmark, the tree before and after run back to back on the same
+machine (load about 1.0): eager vs jit.trace 0.414x before, 0.528x after (pool 17476 -> 22323 checks/s, hand loop
+42247 / 42302; another run after: 0.535x); eager vs compile:inductor 0.295x -> 0.366x all-in, 0.367x -> 0.445x
+steady. Inductor stays below 0.5x: the compiled call through the mode costs about 25 microseconds in the loop (15
+in a tight loop), the compiled modes' private input copy about 3, and the compile share as above.
 """
 
 from __future__ import annotations
