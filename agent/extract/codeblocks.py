@@ -249,17 +249,34 @@ def unfenced_code(text: str) -> list[CodeBlock]:
 _TORCH_LINE = re.compile(r"^[^\S\n]*(?:[A-Za-z_]\w*[^\S\n]*=[^\S\n]*)?torch\.[A-Za-z_][\w.]*\([^\n]*$", re.M)
 
 
+# Inline code in a sentence that is a whole torch call (`` `torch.ones(3).cumsum(0)` gives ... ``)
+_TORCH_SPAN = re.compile(r"(?<!`)`(torch\.[A-Za-z_][\w.]*\([^`\n]*)`(?!`)")
+
+
+def _self_contained(tree: ast.Module) -> bool:
+    """Runs as it stands: no name but ``torch`` (``torch.compile(model)`` names the reporter's model: a mention)."""
+    return all(node.id == "torch" for node in ast.walk(tree) if isinstance(node, ast.Name))
+
+
 def _torch_lines(parts: list[str]) -> list[CodeBlock]:
     """Old reports type their repro as bare lines, each followed by what it printed, with no fence and no import:
     the lines of the text outside fences (`parts`) that parse on their own as a torch expression or assignment,
     in order, read as one session (each line's value was shown). A sentence that starts with a torch call does not
-    parse, so prose stays prose."""
+    parse, so prose stays prose. Some type the whole repro as inline code in a sentence: a span that is a torch
+    call naming nothing but torch counts as such a line; one that names the reporter's objects is a mention."""
     lines = []
-    for match in (m for part in parts for m in _TORCH_LINE.finditer(part)):
-        line = match.group().strip()
-        tree = _parse(line)
-        if tree is not None and len(tree.body) == 1 and isinstance(tree.body[0], ast.Expr | ast.Assign):
-            lines.append(line)
+    for part in parts:
+        found = []
+        for match in _TORCH_LINE.finditer(part):
+            tree = _parse(match.group().strip())
+            if tree is not None and len(tree.body) == 1 and isinstance(tree.body[0], ast.Expr | ast.Assign):
+                found.append((match.start(), match.group().strip()))
+        for match in _TORCH_SPAN.finditer(part):
+            tree = _parse(match.group(1).strip())
+            if (tree is not None and len(tree.body) == 1 and isinstance(tree.body[0], ast.Expr)
+                    and _self_contained(tree)):
+                found.append((match.start(), match.group(1).strip()))
+        lines.extend(line for _, line in sorted(found, key=lambda item: item[0]))
     if not lines:
         return []
     source = "import torch\n" + "\n".join(lines)

@@ -355,6 +355,21 @@ def test_bare_torch_lines_with_their_output_and_no_fence_are_the_repro() -> None
     assert pattern is not None and (pattern.api, pattern.test_mode.name) == ("torch.prod", "device:cuda")
 
 
+def test_a_whole_torch_call_typed_as_inline_code_is_the_repro() -> None:
+    body = ("`torch.ones(4, 4).cuda().cumprod(1).sum()` gives 4 here but `torch.ones(4, 4).cumprod(1).sum()` "
+            "gives 16, which is right.\n")
+    [block] = unfenced_code(body)
+    assert block.session and block.text.splitlines()[1:] == [
+        "torch.ones(4, 4).cuda().cumprod(1).sum()", "torch.ones(4, 4).cumprod(1).sum()"]
+    pattern = analyze_issue("cumprod on the GPU loses the running product", body, []).pattern
+    assert pattern is not None and pattern.test_mode.name == "device:cuda"
+
+
+def test_inline_code_naming_the_reporters_own_objects_is_a_mention_not_code() -> None:
+    body = "After `torch.compile(model)` and `torch.nn.functional.gelu(x)` the loss drifts from eager.\n"
+    assert unfenced_code(body) == []
+
+
 def test_a_sentence_that_starts_with_a_torch_call_is_not_code() -> None:
     body = "torch.compile(model) gives a different loss than eager after a few steps.\n"
     assert unfenced_code(body) == []
