@@ -768,8 +768,14 @@ class Campaign:
         """The burst's next child as a corpus entry; its step is (mutator, seed, row)."""
         parent, index, step_seed, children, row = burst
         burst[4] = row + 1
-        return self._child_entry(parent, index, children[row], (self.mutators[index].name, step_seed, row),
-                                 f"{step_seed},{row}")
+        entry = self._child_entry(parent, index, children[row], (self.mutators[index].name, step_seed, row),
+                                  f"{step_seed},{row}")
+        # the arguments the burst made (views of its batch): the others are the parent's own tensors, kept as they
+        # are (a strided, expanded or offset parent argument is part of what the child tests)
+        theirs = parent.sample.args
+        entry.meta["_burst_views"] = [i for i, a in enumerate(entry.sample.args)
+                                      if i >= len(theirs) or a is not theirs[i]]
+        return entry
 
     def _child_entry(self, parent: CorpusEntry, index: int, child: Sample, step: tuple[Any, ...],
                      step_tail: str) -> CorpusEntry:
@@ -872,8 +878,9 @@ class Campaign:
                     self.tally.not_applicable += 1
                     seeds_na += int(not entry.recipe[1])
             if self.selector.observe(entry, label, self.last_outputs):
-                if entry.recipe[1] and len(entry.recipe[1][-1]) > 2:
-                    entry.sample = _owning(entry.sample)  # a burst child: a view of its burst's batch until now
+                views = entry.meta.pop("_burst_views", None)
+                if views:  # a burst child: its new arguments are views of the burst's batch until now
+                    entry.sample = _owning(entry.sample, views)
                 corpus.append(entry)
 
     def _keep(self, finding: Finding) -> None:
@@ -906,14 +913,16 @@ def _burst_size(mutator: Mutator) -> int:
     return int(burst) if callable(getattr(mutator, "mutate_burst", None)) and int(burst) > 1 else 1
 
 
-def _owning(sample: Sample) -> Sample:
-    """The sample with every tensor argument that is a view into a larger storage (a burst's batch) copied, so an
-    entry the corpus keeps holds its own values, not its burst's (Note [Mutation bursts])."""
-    args = sample.args
-    if not any([type(a) is torch.Tensor and a.untyped_storage().nbytes() > a.nbytes for a in args]):
-        return sample
-    return Sample(tuple([a.clone() if type(a) is torch.Tensor and a.untyped_storage().nbytes() > a.nbytes else a
-                         for a in args]), sample.kwargs, sample.ctor, sample.origin)
+def _owning(sample: Sample, views: list[int]) -> Sample:
+    """The sample with the arguments at `views` that are views into a larger storage (a burst's batch: contiguous
+    rows) copied, so an entry the corpus keeps holds its own values, not its burst's (Note [Mutation bursts])."""
+    args = list(sample.args)
+    copied = False
+    for i in views:
+        a = args[i]
+        if type(a) is torch.Tensor and a.untyped_storage().nbytes() > a.nbytes:
+            args[i], copied = a.clone(), True
+    return Sample(tuple(args), sample.kwargs, sample.ctor, sample.origin) if copied else sample
 
 
 def _running_sums(weights: torch.Tensor) -> tuple[list[float], int]:

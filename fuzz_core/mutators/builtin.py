@@ -240,6 +240,8 @@ def _float32_value(value: float) -> float:
 # records a burst child's step as (name, seed, row): replaying it remakes the burst from the seed and takes the row.
 # A burst needs a plain call (tensor arguments, no keywords) and, for noise, a contiguous float32/float64 argument
 # (a child keeps its parent's strides); otherwise, and past BURST_MAX_ELEMENTS, the mutator makes one child per step.
+# A child the corpus keeps gets its own copy of the argument the burst made; its other arguments stay the parent's
+# tensors, strides and storage offsets included.
 BURST = 8
 BURST_MAX_ELEMENTS = 1 << 16  # elements in one burst's batch (children are views of it until the corpus keeps one)
 

@@ -106,6 +106,33 @@ def test_an_entry_the_corpus_keeps_holds_its_own_values_not_its_bursts() -> None
             assert t.untyped_storage().nbytes() == t.nbytes
 
 
+def test_a_kept_burst_child_keeps_its_parents_other_arguments_as_they_are() -> None:
+    """Only the argument the burst made is copied; a strided argument of the parent stays the parent's own."""
+    from fuzz_core.modes.layout import noncontiguous_copy
+
+    kept: list = []
+
+    class KeepBurstChildren(CoverageSelector):
+        def observe(self, entry, outcome, outputs):  # type: ignore[no-untyped-def]
+            super().observe(entry, outcome, outputs)
+            if entry.recipe[1] and len(entry.recipe[1][-1]) == 3:
+                kept.append(entry)
+                return True
+            return False
+
+    strided = noncontiguous_copy(torch.randn(4, 6))
+    seed = Sample((torch.randn(4, 6), strided), {}, None, "seed")
+    campaign = Campaign(_spec(), selector=KeepBurstChildren(), mutators=[GaussianNoise()])
+    campaign.prepare()
+    campaign.seeds = [seed]
+    campaign.run(budget_s=None, max_executions=1 + BURST)
+    assert kept
+    for entry in kept:
+        edited, other = entry.sample.args
+        assert edited.untyped_storage().nbytes() == edited.nbytes
+        assert other is strided and not other.is_contiguous()
+
+
 def test_noise_bursts_only_contiguous_arguments_so_a_child_keeps_its_parents_strides() -> None:
     base = torch.randn(6, 4)
     sample = Sample((base.t(), base.t()), {}, None, "seed")
