@@ -86,22 +86,28 @@ def test_a_burst_mutator_keeps_its_share_of_the_inputs_with_one_call_per_burst()
     assert calls["burst"] == math.ceil(noisy / BURST)  # every child of a burst was handed out
 
 
+class _KeepBurstChildren(CoverageSelector):
+    """Coverage guidance that keeps every burst child in the corpus (and nothing else), listing them in `kept`."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.kept: list = []
+
+    def observe(self, entry, outcome, outputs):  # type: ignore[no-untyped-def]
+        super().observe(entry, outcome, outputs)
+        if entry.recipe[1] and len(entry.recipe[1][-1]) == 3:
+            self.kept.append(entry)
+            return True
+        return False
+
+
 def test_an_entry_the_corpus_keeps_holds_its_own_values_not_its_bursts() -> None:
-    kept: list = []
-
-    class KeepEverything(CoverageSelector):
-        def observe(self, entry, outcome, outputs):  # type: ignore[no-untyped-def]
-            super().observe(entry, outcome, outputs)
-            if entry.recipe[1] and len(entry.recipe[1][-1]) == 3:
-                kept.append(entry)
-                return True
-            return False
-
-    campaign = Campaign(_spec(), selector=KeepEverything(), mutators=[GaussianNoise()])
+    selector = _KeepBurstChildren()
+    campaign = Campaign(_spec(), selector=selector, mutators=[GaussianNoise()])
     campaign.prepare()
     campaign.run(budget_s=None, max_executions=3 * BURST)
-    assert kept
-    for entry in kept:
+    assert selector.kept
+    for entry in selector.kept:
         for t in entry.sample.args:
             assert t.untyped_storage().nbytes() == t.nbytes
 
@@ -110,24 +116,15 @@ def test_a_kept_burst_child_keeps_its_parents_other_arguments_as_they_are() -> N
     """Only the argument the burst made is copied; a strided argument of the parent stays the parent's own."""
     from fuzz_core.modes.layout import noncontiguous_copy
 
-    kept: list = []
-
-    class KeepBurstChildren(CoverageSelector):
-        def observe(self, entry, outcome, outputs):  # type: ignore[no-untyped-def]
-            super().observe(entry, outcome, outputs)
-            if entry.recipe[1] and len(entry.recipe[1][-1]) == 3:
-                kept.append(entry)
-                return True
-            return False
-
     strided = noncontiguous_copy(torch.randn(4, 6))
     seed = Sample((torch.randn(4, 6), strided), {}, None, "seed")
-    campaign = Campaign(_spec(), selector=KeepBurstChildren(), mutators=[GaussianNoise()])
+    selector = _KeepBurstChildren()
+    campaign = Campaign(_spec(), selector=selector, mutators=[GaussianNoise()])
     campaign.prepare()
     campaign.seeds = [seed]
     campaign.run(budget_s=None, max_executions=1 + BURST)
-    assert kept
-    for entry in kept:
+    assert selector.kept
+    for entry in selector.kept:
         edited, other = entry.sample.args
         assert edited.untyped_storage().nbytes() == edited.nbytes
         assert other is strided and not other.is_contiguous()
