@@ -64,6 +64,9 @@ ADVERSARIAL_BODIES: dict[str, tuple[str, str, str]] = {  # name -> (unit, head, 
     "one bracket run after a printed tensor": ("[", "tensor(", " na"),
     "expected values that are integers": ("expected 12 ", "", ""),
     "should be without a sentence end": ("should be x ", "", ""),
+    "inline torch calls in prose": ("`torch.ones(2).sum()` gives ", "", ""),
+    "inline torch call starts without an end": ("`torch.a(", "", ""),
+    "one inline torch call that never closes": ("x", "`torch.ones(", ""),
 }
 
 
