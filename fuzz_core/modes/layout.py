@@ -20,6 +20,8 @@ def noncontiguous_copy(t: torch.Tensor) -> torch.Tensor:
     if t.dim() == 0 or t.numel() <= 1:
         return t.clone()
     shape = t.shape
+    if t.is_quantized:  # torch.full cannot make a quantized buffer: t's values at both positions, t's own qparams
+        return torch.stack([t, t], dim=-1).select(-1, 0)
     # 7 everywhere, a value the op would have to read by mistake to show it, then t's values at the even positions
     # of the last dimension: buffer[..., ::2] as a view and a select, cheaper than the slicing (the same tensor)
     buffer = torch.full((*shape[:-1], shape[-1] * 2), 7, dtype=t.dtype, device=t.device)

@@ -47,6 +47,18 @@ def test_noncontiguous_copy_keeps_values() -> None:
     assert not y.is_contiguous() and torch.equal(x, y)
 
 
+def test_a_quantized_tensor_gets_a_strided_copy_with_its_values_and_qparams() -> None:
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # quantized tensor creation is deprecated in this torch
+        q = torch.quantize_per_tensor(torch.linspace(-1, 1, 24).reshape(2, 3, 4), 0.05, 8, torch.quint8)
+    copy = noncontiguous_copy(q)
+    assert copy.is_quantized and not copy.is_contiguous() and copy.shape == q.shape
+    assert (copy.q_scale(), copy.q_zero_point()) == (q.q_scale(), q.q_zero_point())
+    assert torch.equal(copy.int_repr(), q.int_repr())
+
+
 def test_mutators_are_deterministic_given_their_generator() -> None:
     sample = Sample(args=(torch.randn(4, 4), torch.randn(4, 4)), kwargs={"alpha": 2})
     for mutator in DEFAULT_MUTATORS:
