@@ -222,6 +222,8 @@ class Tally:
     execute_s: float = 0.0  # time spent running both modes, compilation excluded
     compiles: int = 0
     notes: set[str] = field(default_factory=set)
+    # "<mutator>: <exception type>" -> count: mutations that raised on their input (Note [Mutators that raise])
+    mutator_errors: Counter[str] = field(default_factory=Counter)
     na_reasons: list[str] = field(default_factory=list)
     invalid_reasons: list[str] = field(default_factory=list)
 
@@ -752,17 +754,28 @@ class Campaign:
             index = self._draw_mutator(weights, gen)
             mutator = self.mutators[index]
             step_seed = self._step_seed_base + 64 * iteration + _attempt  # distinct per step, one addition
-            if self._bursts[index] > 1:  # Note [Mutation bursts]
-                children = mutator.mutate_burst(parent.sample, self._step_gen.manual_seed(step_seed))
-                if children:
-                    self._burst = [parent, index, step_seed, children, 0]
-                    return self._burst_child(self._burst)
-            child = mutator.mutate(parent.sample, self._step_gen.manual_seed(step_seed))
+            try:
+                if self._bursts[index] > 1:  # Note [Mutation bursts]
+                    children = mutator.mutate_burst(parent.sample, self._step_gen.manual_seed(step_seed))
+                    if children:
+                        self._burst = [parent, index, step_seed, children, 0]
+                        return self._burst_child(self._burst)
+                child = mutator.mutate(parent.sample, self._step_gen.manual_seed(step_seed))
+            except Exception as exc:  # Note [Mutators that raise]
+                self.tally.mutator_errors[f"{mutator.name}: {type(exc).__name__}"] += 1
+                continue
             if child is not None:
                 return self._child_entry(parent, index, child, (mutator.name, step_seed), str(step_seed))
         if pending_seeds:
             return corpus[pending_seeds.pop(0)]
         return None
+
+    # Note [Mutators that raise]
+    # Mutators meet whatever the seeds hold: quantized tensors (torch.zeros and torch.full have no quantized
+    # kernels), odd dtypes, nested structures. A mutation that raises on its parent is one that does not apply to
+    # it, as one that returns None: the loop tries another parent and mutator, the step is never recorded (so
+    # replays never meet it), and the harness goes on instead of ending as an engine error. Each failure is counted
+    # by mutator and exception type and reported in the evidence (`mutator_errors`), so a broken mutator shows.
 
     def _burst_child(self, burst: list[Any]) -> CorpusEntry:
         """The burst's next child as a corpus entry; its step is (mutator, seed, row)."""

@@ -48,6 +48,8 @@ def _base_evidence(spec: HarnessSpec, campaign: Campaign | None) -> Evidence:
             compiles=tally.compiles, closeness=round(tally.closeness, 4), nonfinite_outputs=tally.nonfinite_outputs,
             instrument=campaign.instrument,
         ))
+        if tally.mutator_errors:  # Note [Mutators that raise] in fuzz_core/campaign.py
+            evidence.extra["mutator_errors"] = dict(tally.mutator_errors.most_common(10))
         compiled = campaign.compiled_evidence()
         if compiled is not None:
             evidence.update({"compiled": compiled})  # Note [Proof of compilation] in fuzz_core/modes/compile.py

@@ -171,3 +171,29 @@ def target(x):
     result = run_harness(HarnessSpec(api="planted.square", input_source="code", code=code, oracle="nan_inf",
                                      kind="NaN_Inf"), max_executions=3, workdir=tmp_path)
     assert result.verdict == "suspicious" and "extreme magnitude" in result.reason
+
+
+class _RaisesOnEveryInput:
+    """A mutator that cannot edit any input it is given (as a value-filling edit on a quantized tensor)."""
+
+    name = "raises"
+    weight = 1.0
+
+    def mutate(self, sample, gen):  # type: ignore[no-untyped-def]
+        raise NotImplementedError("no kernel for this input")
+
+
+def test_a_mutator_that_raises_does_not_apply_and_the_harness_goes_on(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Note [Mutators that raise]: the raising mutation is skipped (never recorded, so replays never meet it), the
+    other mutators carry the run to a verdict, and the failures are counted in the evidence."""
+    from fuzz_core.mutators import GaussianNoise
+
+    spec = HarnessSpec(api="torch.sigmoid", test_mode="jit.trace", seed=4)
+    recorded: list[dict] = []
+    result = run_harness(spec, max_executions=120, workdir=tmp_path, progress=recorded.append,
+                         mutators=[_RaisesOnEveryInput(), GaussianNoise()])
+    assert result.verdict == "passed", result.reason
+    assert result.executions == 120
+    assert all(step[0] != "raises" for record in recorded for step in record["steps"])
+    errors = result.evidence["mutator_errors"]
+    assert set(errors) == {"raises: NotImplementedError"} and errors["raises: NotImplementedError"] > 0
