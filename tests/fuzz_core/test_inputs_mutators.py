@@ -14,6 +14,7 @@ from fuzz_core.modes.layout import noncontiguous_copy
 from fuzz_core.mutators import DEFAULT_MUTATORS, UniformSelector
 from fuzz_core.mutators.values import special_value
 from fuzz_core.spec import HarnessSpec
+from tests.fuzz_core.spies import evaluated_samples
 
 
 def test_special_values_per_dtype() -> None:
@@ -75,14 +76,7 @@ def test_campaign_replays_a_recorded_recipe_exactly() -> None:
     spec = HarnessSpec(api="torch.add", test_mode="variant:method", seed=3)
     campaign = Campaign(spec, selector=UniformSelector(), progress=recorded.append)
     campaign.prepare()
-    seen: list[Sample] = []
-    original = campaign.evaluate
-
-    def spy(entry):  # type: ignore[no-untyped-def]
-        seen.append(entry.sample)
-        return original(entry)
-
-    campaign.evaluate = spy  # type: ignore[method-assign]
+    seen = evaluated_samples(campaign)
     campaign.run(budget_s=None, max_executions=25)
     assert len(recorded) == len(seen) == 25
     fresh = Campaign(spec)

@@ -16,6 +16,7 @@ from fuzz_core.inputs import Sample
 from fuzz_core.mutators.builtin import BURST, DtypeBoundary, GaussianNoise, LargeOffset, SpecialValues
 from fuzz_core.mutators.values import boundary_values, special_value
 from fuzz_core.spec import HarnessSpec
+from tests.fuzz_core.spies import evaluated_samples
 
 
 def _spec(api: str = "torch.add", seed: int = 5) -> HarnessSpec:
@@ -46,14 +47,7 @@ def test_every_input_of_a_run_replays_from_its_recipe_burst_children_included() 
     progress = _Steps()
     campaign = Campaign(_spec(), selector=CoverageSelector(), progress=progress)
     campaign.prepare()
-    seen: list[Sample] = []
-    original = campaign.evaluate
-
-    def spy(entry):  # type: ignore[no-untyped-def]
-        seen.append(entry.sample)
-        return original(entry)
-
-    campaign.evaluate = spy  # type: ignore[method-assign]
+    seen = evaluated_samples(campaign)
     campaign.run(budget_s=None, max_executions=400)
     assert len(progress.records) == len(seen) == 400
     steps = [step for _, recorded in progress.records for step in recorded]
