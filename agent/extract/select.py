@@ -25,7 +25,7 @@ _ENGLISH_OP_NAMES = frozenset(
     "absolute add all angle any cat chunk clip clone compile complex concat cond cross detach device diff divide "
     "dot dtype empty equal eye fill fix flatten flip fold fork full gather grad gradient greater inner inverse "
     "layout less linear load log math max mean median min mode multiply narrow negative norm normal normalize "
-    "ones outer pad polar positive put range real remainder round save scatter seed select sign solve sort split "
+    "nonzero ones outer pad polar positive put range real remainder round save scatter seed select sign solve sort split "
     "square stack sum take tensor threshold tile torch trace typename unique wait warnings where zeros np t "
     "floor ceil exp frac var std prod pow det dist le lt ge gt eq ne sub mul div neg is to".split()
 )
@@ -99,9 +99,12 @@ def _writes_out(site: CallSite) -> bool:
 
 
 def _title_position(api: str, title_words: list[str]) -> int | None:
+    """Where the title names the op the code calls: its own name, or the same op family spelled as the module
+    is ("LayerNorm" for F.layer_norm, "BatchNorm2d" for F.batch_norm: ``_op_key``)."""
     short = _short(api).lower()
+    key = _op_key(short.rstrip("_"))
     for position, word in enumerate(title_words):
-        if word == short or word.rstrip("_") == short.rstrip("_"):
+        if word == short or word.rstrip("_") == short.rstrip("_") or (len(key) >= 4 and _op_key(word) == key):
             return position
     return None
 

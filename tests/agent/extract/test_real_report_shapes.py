@@ -380,3 +380,12 @@ def test_of_two_ops_the_title_names_the_one_the_code_runs_by_operator_comes_firs
             "print(halve(v.to('mps')))\n")
     pattern = _pattern("[MPS] `mul` and `div` round their results", code, ["module: mps"])
     assert pattern is not None and pattern.api == "torch.div"
+
+
+def test_a_title_that_spells_the_op_as_its_module_name_names_the_functional_the_code_calls() -> None:
+    # "GroupNorm" in the title, F.group_norm in the code: one op family; "nonzero" is an adjective here
+    code = ("import torch\nimport torch.nn.functional as F\nx = torch.full((2, 4, 3), 7.0)\n"
+            "w = torch.ones(4, requires_grad=True)\nF.group_norm(x, 4, w).sum().backward()\nprint(w.grad)\n")
+    analysis = analyze_issue("GroupNorm with one channel per group gives a nonzero weight gradient", _fenced(code),
+                             ["module: correctness (silent)"])
+    assert analysis.api_candidates[0][0] == "torch.nn.functional.group_norm"
