@@ -258,19 +258,68 @@ def _self_contained(tree: ast.Module) -> bool:
     return all(node.id == "torch" for node in ast.walk(tree) if isinstance(node, ast.Name))
 
 
+# Note [A bare repro goes on past its torch lines]
+# An old report types its repro without fence or import: ``x = torch.tensor(...)``, then lines that use it and
+# never spell torch (``loss = sum(x ** 0)``, ``loss.backward()``, ``print(x.grad)``), then what it printed. After a
+# torch line, each next line that is one statement on its own, reads only names bound since (or torch, or a
+# builtin) and uses at least one of them belongs to the repro; printed values (``tensor(2.)``: a name never
+# bound) and prose (it does not parse) end the run. Blank lines do not.
+MAX_CODE_LINE = 400
+_BUILTIN_NAMES = frozenset(
+    "print sum len range abs min max float int bool list tuple dict set round zip enumerate isinstance type str "
+    "repr sorted any all map reversed".split())
+
+
+def _one_statement(line: str) -> ast.stmt | None:
+    tree = _parse(line)
+    if tree is None or len(tree.body) != 1 or not isinstance(tree.body[0], ast.Expr | ast.Assign | ast.AugAssign):
+        return None
+    return tree.body[0]
+
+
+def _bound(statement: ast.stmt) -> set[str]:
+    targets = statement.targets if isinstance(statement, ast.Assign) else (
+        [statement.target] if isinstance(statement, ast.AugAssign) else [])
+    return {node.id for target in targets for node in ast.walk(target) if isinstance(node, ast.Name)}
+
+
+def _continues(statement: ast.stmt, bound: set[str]) -> bool:
+    """The statement goes on with the run's values (Note [A bare repro goes on past its torch lines])."""
+    value = statement.value if isinstance(statement, ast.Expr | ast.Assign | ast.AugAssign) else None
+    if isinstance(value, ast.Name | ast.Constant):  # a bare word or number: an output line or a signature
+        return False
+    loads = {node.id for node in ast.walk(statement) if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)}
+    if isinstance(statement, ast.AugAssign) and isinstance(statement.target, ast.Name):
+        loads.add(statement.target.id)
+    return bool(loads & (bound | {"torch"})) and loads <= bound | _BUILTIN_NAMES | {"torch"}
+
+
 def _torch_lines(parts: list[str]) -> list[CodeBlock]:
     """Old reports type their repro as bare lines, each followed by what it printed, with no fence and no import:
     the lines of the text outside fences (`parts`) that parse on their own as a torch expression or assignment,
-    in order, read as one session (each line's value was shown). A sentence that starts with a torch call does not
-    parse, so prose stays prose. Some type the whole repro as inline code in a sentence: a span that is a torch
+    in order, read as one session (each line's value was shown), each with the lines that go on from it (Note [A
+    bare repro goes on past its torch lines]). A sentence that starts with a torch call does not parse, so prose
+    stays prose. Some type the whole repro as inline code in a sentence: a span that is a torch
     call naming nothing but torch counts as such a line; one that names the reporter's objects is a mention."""
     lines = []
     for part in parts:
         found = []
-        for match in _TORCH_LINE.finditer(part):
-            tree = _parse(match.group().strip())
-            if tree is not None and len(tree.body) == 1 and isinstance(tree.body[0], ast.Expr | ast.Assign):
-                found.append((match.start(), match.group().strip()))
+        run: set[str] | None = None  # the names bound since the last torch line, while its run goes on
+        offset = 0
+        for raw in part.split("\n"):
+            start, offset = offset, offset + len(raw) + 1
+            line = raw.strip()
+            if not line:
+                continue
+            statement = _one_statement(line) if len(line) <= MAX_CODE_LINE else None
+            if statement is not None and _TORCH_LINE.fullmatch(raw) is not None:
+                run = (run or set()) | _bound(statement)
+            elif statement is not None and run is not None and _continues(statement, run):
+                run |= _bound(statement)
+            else:
+                run = None
+                continue
+            found.append((start, line))
         for match in _TORCH_SPAN.finditer(part):
             tree = _parse(match.group(1).strip())
             if (tree is not None and len(tree.body) == 1 and isinstance(tree.body[0], ast.Expr)

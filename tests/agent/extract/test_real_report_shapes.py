@@ -355,6 +355,23 @@ def test_bare_torch_lines_with_their_output_and_no_fence_are_the_repro() -> None
     assert pattern is not None and (pattern.api, pattern.test_mode.name) == ("torch.prod", "device:cuda")
 
 
+def test_bare_lines_that_go_on_with_a_torch_lines_values_are_part_of_the_repro() -> None:
+    # Note [A bare repro goes on past its torch lines]: only the first line spells torch
+    body = ("Backprop through a cube root gives a bad value at zero.\n\nw = torch.zeros(3, requires_grad=True)\n"
+            "total = (w ** (1 / 3)).sum()\n\ntotal.backward()\nprint(w.grad)\n\ntensor(0.)\n"
+            "tensor([nan, nan, nan])\n\nIt should not be that.\nthanks\n")
+    [block] = unfenced_code(body)
+    assert block.session and block.text.splitlines()[1:] == [
+        "w = torch.zeros(3, requires_grad=True)", "total = (w ** (1 / 3)).sum()", "total.backward()",
+        "print(w.grad)"]
+
+
+def test_a_line_that_reads_a_name_the_bare_repro_never_bound_ends_it() -> None:
+    body = "a = torch.ones(2)\nb = a.cumsum(0)\nresult(b)\nc = b * 2\n"
+    [block] = unfenced_code(body)
+    assert block.text.splitlines()[1:] == ["a = torch.ones(2)", "b = a.cumsum(0)"]
+
+
 def test_a_whole_torch_call_typed_as_inline_code_is_the_repro() -> None:
     body = ("`torch.ones(4, 4).cuda().cumprod(1).sum()` gives 4 here but `torch.ones(4, 4).cumprod(1).sum()` "
             "gives 16, which is right.\n")
