@@ -274,9 +274,10 @@ def _burst_children(sample: Sample, index: int, rows: torch.Tensor, labels: list
     """One child per row of `rows` (the edited argument `index`, shaped as the original), labelled in order."""
     shape = sample.args[index].shape
     children = []
-    for row, label in zip(rows.unbind(0), labels):
+    # one view of the batch and one unbind make every child's tensor (a view per row cost more than the draws)
+    for row, label in zip(rows.view(rows.shape[0], *shape).unbind(0), labels):
         new = list(sample.args)
-        new[index] = row.view(shape)
+        new[index] = row
         children.append(Sample(tuple(new), {}, sample.ctor, f"{sample.origin}>{label}"))
     return children
 
