@@ -56,6 +56,12 @@ SEEDING_CALLS = frozenset({"torch.manual_seed", "torch.random.manual_seed", "tor
 # expression), the compiled region is unknown and no draw is marked.
 
 
+# The legacy typed constructors old reports build inputs with: the dtype (and the device) they name
+_LEGACY_TYPED = re.compile(r"torch\.(cuda\.)?(Byte|Char|Short|Int|Long|Half|BFloat16|Float|Double|Bool)Tensor")
+_LEGACY_DTYPES = {"Byte": "uint8", "Char": "int8", "Short": "int16", "Int": "int32", "Long": "int64",
+                  "Half": "float16", "BFloat16": "bfloat16", "Float": "float32", "Double": "float64", "Bool": "bool"}
+
+
 @dataclass
 class CallSite:
     api: str  # qualified: torch.nn.functional.relu6, torch.Tensor.scatter_add_, torch.nn.MaxPool2d
@@ -505,6 +511,8 @@ class _Scanner(ast.NodeVisitor):
         if name:
             if name.startswith("torch.") and name.split(".")[-1] in DTYPE_NAMES and name.count(".") == 1:
                 self.facts.add_dtype(DTYPE_NAMES[name.split(".")[-1]])
+            elif _LEGACY_TYPED.fullmatch(name) is not None:
+                self._legacy_typed(name)
             elif name in _NAN_NAMES:
                 self.facts.add_special("nan")
             elif name in _INF_NAMES:
@@ -579,11 +587,21 @@ class _Scanner(ast.NodeVisitor):
             self.facts.layout_calls.append("inner_index")
         self.generic_visit(node)
 
+    def _legacy_typed(self, name: str) -> None:
+        """``torch.cuda.ByteTensor(...)``, ``.type(torch.HalfTensor)``: the dtype, and the device, the name says."""
+        legacy = _LEGACY_TYPED.fullmatch(name)
+        if legacy is not None:
+            self.facts.add_dtype(_LEGACY_DTYPES[legacy.group(2)])
+            if legacy.group(1):
+                self.facts.add_device("cuda")
+
     def visit_Call(self, node: ast.Call) -> None:  # noqa: N802
         func = node.func
         kwargs = {kw.arg: self.literal(kw.value) for kw in node.keywords if kw.arg}
         args = [self.literal(a) for a in node.args]
         qualified = self.qualify(func)
+        if qualified is not None and qualified.endswith("Tensor"):
+            self._legacy_typed(qualified)
         is_print = isinstance(func, ast.Name) and func.id == "print"
         if isinstance(func, ast.Attribute) and func.attr in _CHECKING_METHODS and isinstance(func.value, ast.Compare):
             self.checks.add(id(func.value))

@@ -216,3 +216,16 @@ def test_a_stated_expected_value_is_the_other_side_of_a_printed_result(claim: st
     """Note [An expected value stated]: the code prints one side, the prose gives the number it should be."""
     a = analyze_issue("A question about elu's backward", _issue(_PRINTS_ONE_GRADIENT, claim), [])
     assert a.triage.is_silent_bug is silent
+
+
+def test_legacy_typed_constructors_name_their_dtype_and_device() -> None:
+    code = ("import torch\nprint(torch.cuda.CharTensor(200).fill_(1).cumsum(0)[-1])\n"
+            "print(torch.ShortTensor(200).fill_(1).cumsum(0)[-1])\n")
+    facts = analyze_issue("running sum of small ints wraps around", _issue(code), SILENT).facts
+    assert facts.dtypes == ["int8", "int16"] and facts.cuda and facts.devices == ["cuda"]
+
+
+def test_a_legacy_type_given_to_type_names_its_dtype() -> None:
+    facts = analyze_issue("prod drifts", _issue("import torch\nx = torch.rand(5).type(torch.DoubleTensor)\n"
+                                                "print(x.prod())"), SILENT).facts
+    assert facts.dtypes == ["float64"] and not facts.cuda

@@ -94,3 +94,13 @@ def test_a_question_sent_to_the_forums_is_dismissed() -> None:
 def test_a_reporter_who_mentions_the_forums_dismisses_nothing() -> None:
     verdict = read_verdict(["I asked about this on the forums first and was told to open an issue."])
     assert not verdict.dismissed
+
+
+@pytest.mark.parametrize("comment", ["This has been fixed on master, thanks.", "It was fixed a while ago.",
+                                     "this is now fixed"])
+def test_a_comment_saying_the_report_was_fixed_confirms_it(comment: str) -> None:
+    assert read_verdict([comment]).confirmed
+
+
+def test_fixing_ones_own_code_is_not_a_confirmation() -> None:
+    assert not read_verdict(["I fixed my script and the numbers still look odd."]).confirmed
