@@ -11,7 +11,7 @@ from agent.extract.modes import ModePair, mode_pair, prints_nan, reports_nonfini
 from agent.extract.public_ops import api_for_mode, public_op
 from agent.extract.scan import CodeFacts, commented_modes, scan_tree
 from agent.extract.select import choose_api
-from agent.extract.text import read_signals
+from agent.extract.text import read_signals, without_code
 from agent.extract.thread import for_rules, split_thread
 from agent.extract.triage import TriageInput, tensor_literals, triage
 from agent.extract.verdicts import read_verdict, tracker_verdict
@@ -166,7 +166,7 @@ def analyze_issue(title: str, body: str, labels: list[str], comments: list[str] 
             block_facts.add_mode(mode)
         facts.merge(block_facts)
     rules_text = for_rules(body)
-    prose = re.sub(r"```.*?```", " ", rules_text, flags=re.S)
+    prose = without_code(rules_text)
     signals = read_signals(title, rules_text, labels, comments, blocks, environment=body)
     api, ranked = choose_api(facts.calls, title, prose, facts.operators, facts.assigned_names)
     modes = mode_pair(facts, title, prose, signals)

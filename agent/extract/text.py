@@ -48,7 +48,14 @@ _DIFF_VALUE = re.compile(r"[:=]\s*(?:tensor\(\s*)?(-?\d+(?:\.\d+)?(?:e[-+]?\d+)?
 _TENSOR_SCALAR = re.compile(r"^[^\S\n]*(?:tensor\()?(-?\d+(?:\.\d+)?(?:e[-+]?\d+)?)[^\S\n]*(?:[,)]|$)", re.M)
 _GREATEST_DIFF = re.compile(r"Greatest absolute difference:\s*(-?[\d.e+-]+|inf|nan)")
 _PRINTS_MAX_ABS = re.compile(r"\.abs\(\)\s*\.max\(\)")
-_FENCED = re.compile(r"```.*?```", re.S)
+# A fenced block, or an unclosed fence through the end of the text (GitHub renders the rest as code; a report cut
+# off inside its repro would otherwise lend its code, imports and comments to the prose)
+_FENCED = re.compile(r"```.*?(?:```|\Z)", re.S)
+
+
+def without_code(text: str) -> str:
+    """The text with its fenced blocks (closed or not) replaced by a space: what the reporter wrote in words."""
+    return _FENCED.sub(" ", text)
 # A title that names the symptom ("returns NaN", "silently", "wrong", "frozen") is the strongest
 # sign of a silent-bug report; one that names an exception, a slowdown or a wish is the opposite.
 _TITLE_SYMPTOM = re.compile(
@@ -182,7 +189,7 @@ def read_signals(title: str, body: str, labels: list[str], comments: list[str], 
     """What the words say. ``body`` is the text the word rules read (thread.for_rules: no environment dump);
     ``environment`` the report as written, read only for the GPU and torch version (Note [TF32 on Ampere])."""
     low_labels = [label.lower() for label in labels]
-    prose = _FENCED.sub(" ", body.replace("\r\n", "\n")).lower()
+    prose = without_code(body.replace("\r\n", "\n")).lower()
     title_low, body_low = title.lower(), body.lower()
     everything = "\n".join([title_low, prose, *(c.lower() for c in comments)])
     output = "\n".join(b.text for b in blocks if not b.is_python)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from agent.extract.analyzer import analyze_issue
 from agent.extract.codeblocks import code_blocks, unfenced_code
+from agent.extract.text import without_code
 
 
 def _fenced(code: str, prose: str = "") -> str:
@@ -406,3 +407,13 @@ def test_a_title_that_spells_the_op_as_its_module_name_names_the_functional_the_
     analysis = analyze_issue("GroupNorm with one channel per group gives a nonzero weight gradient", _fenced(code),
                              ["module: correctness (silent)"])
     assert analysis.api_candidates[0][0] == "torch.nn.functional.group_norm"
+
+
+def test_code_in_a_fence_left_open_is_not_the_reporters_words() -> None:
+    # the body is cut off inside its repro: its import of autograd must not read as a report about gradients
+    body = ("The indices returned by `torch.min` over dim 1 are out of range for 4-d inputs.\n\n```python\n"
+            "import torch\nfrom torch.autograd import Variable\nt = torch.randn(2, 3, 4, 5)\n"
+            "vals, idx = torch.min(t, 1)\nassert idx.max() < 3\n")
+    analysis = analyze_issue("min over a middle dimension gives out-of-range indices", body, ["high priority"])
+    assert analysis.pattern is None or analysis.pattern.test_mode.name != "grad"
+    assert "autograd" not in without_code(body)
