@@ -25,8 +25,8 @@ _ENGLISH_OP_NAMES = frozenset(
     "absolute add all angle any cat chunk clip clone compile complex concat cond cross detach device diff divide "
     "dot dtype empty equal eye fill fix flatten flip fold fork full gather grad gradient greater inner inverse "
     "layout less linear load log math max mean median min mode multiply narrow negative norm normal normalize "
-    "nonzero ones outer pad polar positive put range real remainder round save scatter seed select sign solve sort split "
-    "square stack sum take tensor threshold tile torch trace typename unique wait warnings where zeros np t "
+    "nonzero ones outer pad polar positive put range real remainder round save scatter seed select sign solve sort "
+    "split square stack sum take tensor threshold tile torch trace typename unique wait warnings where zeros np t "
     "floor ceil exp frac var std prod pow det dist le lt ge gt eq ne sub mul div neg is to".split()
 )
 # A name in backticks, written as a call, or followed by "operator"/"op"/"function"/"kernel" ("the remainder

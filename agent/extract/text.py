@@ -56,6 +56,8 @@ _FENCED = re.compile(r"```.*?(?:```|\Z)", re.S)
 def without_code(text: str) -> str:
     """The text with its fenced blocks (closed or not) replaced by a space: what the reporter wrote in words."""
     return _FENCED.sub(" ", text)
+
+
 # A title that names the symptom ("returns NaN", "silently", "wrong", "frozen") is the strongest
 # sign of a silent-bug report; one that names an exception, a slowdown or a wish is the opposite.
 _TITLE_SYMPTOM = re.compile(
