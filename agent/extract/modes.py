@@ -40,7 +40,8 @@ _TEXT_MODES: tuple[tuple[re.Pattern[str] | _AllWords, str], ...] = (
     (re.compile(r"\bvmap\b"), "vmap"),
     (re.compile(r"gradient|backward|autograd|backprop|\bderivatives?\b"), "grad"),
     (re.compile(r"channels?[_ -]last"), "layout:channels_last"),
-    (re.compile(r"non-?contiguous|\btransposed\b|\bpermuted\b|\bstrided\b|\bstrides\b"), "layout:noncontiguous"),
+    (re.compile(r"(?:non|dis)-?contiguous|\bnot contiguous\b|\btransposed\b|\bpermuted\b|\bstrided\b|\bstrides\b"),
+     "layout:noncontiguous"),
     (re.compile(r"\bbfloat16\b|\bbf16\b"), "dtype:bfloat16"),
     # "half" is also English ("the upper half", "half of the rows", "half the time"): those uses name no dtype
     (re.compile(r"\bfloat16\b|\bfp16\b|" + "".join(f"(?<!{w} )" for w in _HALF_AS_ENGLISH_BEFORE)

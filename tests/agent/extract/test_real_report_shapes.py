@@ -417,3 +417,10 @@ def test_code_in_a_fence_left_open_is_not_the_reporters_words() -> None:
     analysis = analyze_issue("min over a middle dimension gives out-of-range indices", body, ["high priority"])
     assert analysis.pattern is None or analysis.pattern.test_mode.name != "grad"
     assert "autograd" not in without_code(body)
+
+
+def test_a_title_calling_the_input_discontiguous_names_the_layout_over_the_device() -> None:
+    code = ("import torch\nx = torch.randn(5, 5).cuda()\nprint(x.diagonal().amax(-1))\n"
+            "print(x.diagonal().clone().amax(-1))\n")
+    pattern = _pattern("amax on the GPU is wrong for discontiguous tensors", code, ["module: correctness (silent)"])
+    assert pattern is not None and pattern.test_mode.name == "layout:noncontiguous"
