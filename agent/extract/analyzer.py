@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agent.extract.codeblocks import code_blocks, unfenced_code
-from agent.extract.modes import ModePair, mode_pair, prints_nan, reports_nonfinite, symptom_kind
+from agent.extract.modes import ModePair, mode_pair, prints_nan, prints_nonfinite, reports_nonfinite, symptom_kind
 from agent.extract.public_ops import api_for_mode, public_op
 from agent.extract.scan import CodeFacts, commented_modes, scan_tree
 from agent.extract.select import choose_api
@@ -170,9 +170,10 @@ def analyze_issue(title: str, body: str, labels: list[str], comments: list[str] 
     signals = read_signals(title, rules_text, labels, comments, blocks, environment=body)
     api, ranked = choose_api(facts.calls, title, prose, facts.operators, facts.assigned_names)
     modes = mode_pair(facts, title, prose, signals)
-    # a title that reports a NaN/Inf or an overflow is a non-finite result to check against float64
+    # a title that reports a NaN/Inf or an overflow, or torch printing one, is a non-finite result to check
+    # against float64 (where no mode pair says more)
     nan_evidence = bool(facts.special_values) or any("nan" in label for label in signals.labels) or (
-        _title_names_nonfinite(title, python_blocks))
+        _title_names_nonfinite(title, python_blocks)) or prints_nonfinite(rules_text)
     if modes is None and signals.crash:
         modes = ModePair(PatternKind.Crash, "eager", "eager", {}, "text")
     elif nan_evidence and (modes is None or _device_in_words_only(modes, facts) and _title_names_nonfinite(

@@ -241,7 +241,31 @@ def unfenced_code(text: str) -> list[CodeBlock]:
             cursor = end
         blocks.extend(_indented_sessions(part))
     if not blocks:
+        blocks.extend(block for part in outside for block in _inline_code_lines(part))
+    if not blocks:
         blocks.extend(_torch_lines(outside))
+    return blocks
+
+
+# A line that is one inline code span and nothing else (`` `x = torch.ones(3)` ``)
+_SPAN_LINE = re.compile(r"^[^\S\n]*`([^`\n]+)`[^\S\n]*$")
+
+
+def _inline_code_lines(part: str) -> list[CodeBlock]:
+    """Some old reports type each line of their repro as its own inline code span, one span per line, and no
+    fence. Two or more such lines in a row are read as one snippet, as a fenced block would be (salvaged where a
+    line does not parse, e.g. a Python 2 print), when it uses torch."""
+    blocks, run = [], []
+    for line in [*part.split("\n"), ""]:
+        match = _SPAN_LINE.match(line) if len(line) <= MAX_CODE_LINE else None
+        if match is not None:
+            run.append(match.group(1).strip())
+            continue
+        if len(run) >= 2 and _TORCH_USE.search("\n".join(run)):
+            found = _salvaged("\n".join(run))
+            if found is not None and any(_is_statement_of_code(node) for node in found[1].body):
+                blocks.append(CodeBlock("", found[0], True, found[1]))
+        run = []
     return blocks
 
 

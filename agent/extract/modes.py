@@ -36,7 +36,9 @@ _TEXT_MODES: tuple[tuple[re.Pattern[str] | _AllWords, str], ...] = (
     (re.compile(r"jit\.script|\bscripted\b|torchscript.*script"), "jit.script"),
     # `trace` in backticks or torch.trace is the op that sums a diagonal, not tracing
     (re.compile(r"jit\.trace|(?<![`.])\btraced?\b(?!`)"), "jit.trace"),
-    (re.compile(r"torch\.compile|inductor|dynamo|\bcompiled\b"), "compile:inductor"),
+    # "compiled from source", "compiled against CUDA 11", "compiled with gcc": how torch itself was built
+    (re.compile(r"torch\.compile|inductor|dynamo|\bcompiled\b(?! (?:from|against)\b)"
+                r"(?! with (?:cuda|gcc|clang|msvc|cudnn|mkl|openmp|rocm)\b)"), "compile:inductor"),
     (re.compile(r"\bvmap\b"), "vmap"),
     (re.compile(r"gradient|backward|autograd|backprop|\bderivatives?\b"), "grad"),
     (re.compile(r"channels?[_ -]last"), "layout:channels_last"),
@@ -329,6 +331,17 @@ _EXPECTED_BEFORE = re.compile(r"(?:instead of|rather than|expected|expect|should
 def prints_nan(text: str) -> bool:
     """The report shows torch printing a NaN result (Note [A non-finite result names the kind])."""
     return _PRINTED_NAN.search(text) is not None
+
+
+# torch's print of a tensor, ``tensor([[1.5, -inf], ...])`` (no parentheses inside its values), and a non-finite
+# value in it; each match stops at the next parenthesis, so the scan is linear
+_PRINTED_TENSOR = re.compile(r"(?<![.\w])tensor\(([^()]*)\)")
+_NONFINITE_VALUE = re.compile(r"(?<![\w.])-?inf\b|(?<![\w.])nan\b")
+
+
+def prints_nonfinite(text: str) -> bool:
+    """The report shows torch printing a tensor that holds NaN or ±Inf anywhere in it."""
+    return any(_NONFINITE_VALUE.search(match.group(1)) for match in _PRINTED_TENSOR.finditer(text))
 
 
 def reports_nonfinite(title: str, *, nan_only: bool = False) -> bool:

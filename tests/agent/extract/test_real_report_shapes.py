@@ -424,3 +424,28 @@ def test_a_title_calling_the_input_discontiguous_names_the_layout_over_the_devic
             "print(x.diagonal().clone().amax(-1))\n")
     pattern = _pattern("amax on the GPU is wrong for discontiguous tensors", code, ["module: correctness (silent)"])
     assert pattern is not None and pattern.test_mode.name == "layout:noncontiguous"
+
+
+def test_lines_typed_each_as_inline_code_are_one_repro() -> None:
+    body = ("On the GPU the row keeps its length:\n`E = torch.nn.Embedding(4, 3, max_norm=1.0).cuda()`\n"
+            "`idx = torch.tensor([[2]]).cuda()`\n`E(idx)`\n`print(E.weight[2].norm())`\nThe CPU renormalizes it.\n")
+    [block] = unfenced_code(body)
+    assert block.text.splitlines() == ["E = torch.nn.Embedding(4, 3, max_norm=1.0).cuda()",
+                                       "idx = torch.tensor([[2]]).cuda()", "E(idx)", "print(E.weight[2].norm())"]
+    pattern = analyze_issue("embedding renorm is skipped on the GPU", body, ["high priority"]).pattern
+    assert pattern is not None and (pattern.api, pattern.test_mode.name) == ("torch.nn.Embedding", "device:cuda")
+
+
+def test_torch_compiled_from_source_is_not_a_compile_report() -> None:
+    code = "import torch\nx = torch.rand(6).cuda()\nprint(torch.cumprod(x, 0))\nprint(torch.cumprod(x.cpu(), 0))\n"
+    body = _fenced(code) + "\nI use a build compiled from source, compiled with cuda 12.\n"
+    pattern = analyze_issue("cumprod differs on the GPU", body, ["high priority"]).pattern
+    assert pattern is not None and pattern.test_mode.name == "device:cuda"
+
+
+def test_torch_printing_inf_from_finite_inputs_is_a_non_finite_report() -> None:
+    body = ("With ceil_mode the last window falls outside the input:\n\n```\n>>> x = torch.randn(1, 1, 5)\n"
+            ">>> torch.nn.functional.max_pool1d(x, 1, stride=2, ceil_mode=True)\n"
+            "tensor([[[ 0.3100, -1.2000, -inf]]])\n```\n")
+    pattern = analyze_issue("max_pool1d with ceil_mode reads past the end", body, ["high priority"]).pattern
+    assert pattern is not None and (pattern.kind.value, pattern.api) == ("NaN_Inf", "torch.nn.functional.max_pool1d")

@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 
 from agent.extract.analyzer import analyze_issue
 from agent.extract.codeblocks import _fenced, code_blocks
-from agent.extract.modes import mode_pair, one_side_raises, prints_nan
+from agent.extract.modes import mode_pair, one_side_raises, prints_nan, prints_nonfinite
 from agent.extract.scan import CodeFacts
 from agent.extract.text import _FEATURE_HEADINGS, _FIX_PR, _TENSOR_SCALAR, _reported_diffs, read_signals
 
@@ -67,6 +67,9 @@ ADVERSARIAL_BODIES: dict[str, tuple[str, str, str]] = {  # name -> (unit, head, 
     "inline torch calls in prose": ("`torch.ones(2).sum()` gives ", "", ""),
     "inline torch call starts without an end": ("`torch.a(", "", ""),
     "one inline torch call that never closes": ("x", "`torch.ones(", ""),
+    "lines that are each an inline code span": ("`y = x * 2`\n", "`x = torch.ones(2)`\n", ""),
+    "a bare repro that goes on and on": ("y = x + 1\n", "x = torch.ones(2)\n", ""),
+    "printed tensors holding inf that never close": ("tensor([-inf, ", "", ""),
 }
 
 
@@ -79,6 +82,7 @@ def _extractors(body: str) -> dict[str, Callable[[], object]]:
         "mode_pair": lambda: mode_pair(CodeFacts(), body, body, signals),
         "one_side_raises": lambda: one_side_raises(body),
         "prints_nan": lambda: prints_nan(body),
+        "prints_nonfinite": lambda: prints_nonfinite(body),
         "analyze_issue": lambda: analyze_issue(body[:2000], body, [], [body]),
     }
 
