@@ -247,6 +247,7 @@ def unfenced_code(text: str) -> list[CodeBlock]:
     return blocks
 
 
+MAX_CODE_LINE = 400  # longer lines outside fences are never read as a line of code
 # A line that is one inline code span and nothing else (`` `x = torch.ones(3)` ``)
 _SPAN_LINE = re.compile(r"^[^\S\n]*`([^`\n]+)`[^\S\n]*$")
 
@@ -288,7 +289,6 @@ def _self_contained(tree: ast.Module) -> bool:
 # torch line, each next line that is one statement on its own, reads only names bound since (or torch, or a
 # builtin) and uses at least one of them belongs to the repro; printed values (``tensor(2.)``: a name never
 # bound) and prose (it does not parse) end the run. Blank lines do not.
-MAX_CODE_LINE = 400
 _BUILTIN_NAMES = frozenset(
     "print sum len range abs min max float int bool list tuple dict set round zip enumerate isinstance type str "
     "repr sorted any all map reversed".split())
