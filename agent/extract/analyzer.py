@@ -135,6 +135,28 @@ def _python_blocks(blocks: list[Any]) -> list[Any]:
     return [b for b in blocks if b.is_python and b.tree is not None]
 
 
+def _scan_blocks(python_blocks: list[Any]) -> tuple[CodeFacts, bool]:
+    """The facts of the blocks' code together, and whether any of it runs torch (a repro)."""
+    facts = CodeFacts()
+    has_repro = False
+    for block in python_blocks:
+        try:
+            block_facts = scan_tree(block.tree, session=block.session)  # type: ignore[arg-type]
+        except RecursionError:  # absurdly deep expressions: read the other blocks and the prose
+            continue
+        has_repro = has_repro or any(c.api.startswith("torch") for c in block_facts.calls)
+        for mode in commented_modes(block.text) if not block_facts.modes else ():
+            block_facts.add_mode(mode)
+        facts.merge(block_facts)
+    return facts, has_repro
+
+
+# Note [A reduced repro in the comments]
+# A report's own code often runs the user's model (a third-party library, a whole network) and names no torch op
+# under test; the thread then narrows it down: someone posts the few lines that show it on one op. When the
+# description's code gives no API, the comments' code is read with it (its calls first), so the op the thread
+# narrowed it to is the API, and the description's modes (devices, dtypes, layouts) still count. Where the
+# description names an API, its code stays the evidence: a comment's code may be a workaround or another case.
 def analyze_issue(title: str, body: str, labels: list[str], comments: list[str] | None = None, *,
                   state: str | None = None, state_reason: str | None = None) -> Analysis:
     """Triage and pattern of one issue, from its text alone (deterministic).
@@ -148,27 +170,26 @@ def analyze_issue(title: str, body: str, labels: list[str], comments: list[str] 
     body = thread.description
     blocks = code_blocks(body)
     python_blocks = _python_blocks(blocks)
-    if not python_blocks:
-        # pasted without a fence, or only in the comments (a maintainer's reduced repro): rendered into the
-        # thread or fetched beside it
-        python_blocks = unfenced_code(body) or _python_blocks(
-            [b for text in [*(c.body for c in thread.comments), *fetched] for b in code_blocks(text)])
+    # code in the comments (a maintainer's reduced repro), rendered into the thread or fetched beside it
+    reduced = _python_blocks([b for text in [*(c.body for c in thread.comments), *fetched] for b in code_blocks(text)])
+    if not python_blocks:  # pasted without a fence, or only in the comments
+        python_blocks = unfenced_code(body) or reduced
         blocks += python_blocks
-    facts = CodeFacts()
-    has_repro = False
-    for block in python_blocks:
-        try:
-            block_facts = scan_tree(block.tree, session=block.session)  # type: ignore[arg-type]
-        except RecursionError:  # absurdly deep expressions: read the other blocks and the prose
-            continue
-        has_repro = has_repro or any(c.api.startswith("torch") for c in block_facts.calls)
-        for mode in commented_modes(block.text) if not block_facts.modes else ():
-            block_facts.add_mode(mode)
-        facts.merge(block_facts)
+    facts, has_repro = _scan_blocks(python_blocks)
     rules_text = for_rules(body)
     prose = without_code(rules_text)
-    signals = read_signals(title, rules_text, labels, comments, blocks, environment=body)
     api, ranked = choose_api(facts.calls, title, prose, facts.operators, facts.assigned_names)
+    if api is None and reduced and python_blocks is not reduced:
+        # Note [A reduced repro in the comments]
+        reduced_facts, reduced_repro = _scan_blocks(reduced)
+        reduced_facts.merge(facts)
+        found, found_ranked = choose_api(reduced_facts.calls, title, prose, reduced_facts.operators,
+                                         reduced_facts.assigned_names)
+        if found is not None:
+            api, ranked, facts, has_repro = found, found_ranked, reduced_facts, has_repro or reduced_repro
+            python_blocks = [*reduced, *python_blocks]
+            blocks += reduced
+    signals = read_signals(title, rules_text, labels, comments, blocks, environment=body)
     modes = mode_pair(facts, title, prose, signals)
     # a title that reports a NaN/Inf or an overflow, or torch printing one, is a non-finite result to check
     # against float64 (where no mode pair says more)

@@ -15,7 +15,9 @@ other than the reporter writes it in a comment, or when the reporter concedes it
 bug"). Issue exports often render a whole thread into one text, one section per message, headed
 ``<login> · description · <date>`` and ``<login> · comment · <date>``; ``split_thread`` turns such a
 text back into the reporter's description and the comments, each with its author. A body without
-those headers is the description alone.
+those headers is the description alone; a body with comment headers and no description header (the issue's own
+text with its comments rendered after it) keeps what comes before the first comment, less a closing thematic
+break, as the description: the reporter's text is never dropped for want of a header.
 
 Every pattern here is line-anchored and linear (Note [Linear-time patterns on issue text]).
 """
@@ -28,6 +30,7 @@ from dataclasses import dataclass, field
 # "<login> · description · 2024-01-31" (the date may carry a time)
 _SECTION = re.compile(r"^([^\s·]{1,64}) · (description|comment) · (\d{4}-\d{2}-\d{2})[^\n]*$", re.M)
 _FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})", re.M)
+_THEMATIC_BREAK = re.compile(r"[^\S\n]*(?:-{3,}|\*{3,}|_{3,})[^\S\n]*")
 # Template headings of PyTorch's bug, feature and docs forms (and the older "## 🐛 Bug" form).
 _TEMPLATE_HEADING = re.compile(
     r"^[^\S\n]*#{1,6}[^\S\n]*(?:🐛[^\S\n]*)?(?:bug|describe the bug|to reproduce|steps to reproduce|reproducer|repro|"
@@ -63,6 +66,12 @@ class Thread:
         return [c.body for c in self.comments if c.author is None or c.author != self.reporter]
 
 
+def _before_comments(text: str) -> str:
+    """The text before the first comment header, without the thematic break that set the comments off."""
+    head, _, last = text.rstrip().rpartition("\n")
+    return (head if _THEMATIC_BREAK.fullmatch(last) else text).strip("\n")
+
+
 def split_thread(body: str) -> Thread:
     """The reporter's description and the comments of a body that renders a whole thread."""
     body = (body or "").replace("\r\n", "\n")
@@ -71,6 +80,8 @@ def split_thread(body: str) -> Thread:
         return Thread(body)
     reporter: str | None = None
     description_parts: list[str] = []
+    if not any(header.group(2) == "description" for header in sections):
+        description_parts.append(_before_comments(body[:sections[0].start()]))
     comments: list[Comment] = []
     for index, header in enumerate(sections):
         end = sections[index + 1].start() if index + 1 < len(sections) else len(body)

@@ -325,3 +325,27 @@ def test_a_pattern_about_an_in_place_method_on_a_view_of_itself_names_the_plain_
                              f"```python\n{code}\n```\n", SILENT)
     assert analysis.pattern is not None
     assert (analysis.pattern.api, analysis.pattern.test_mode.name) == ("torch.mul", "variant:inplace")
+
+
+def test_comments_rendered_after_a_plain_description_keep_the_description() -> None:
+    body = ("Cummax gives the wrong index on ties.\n\n```python\nimport torch\nprint(torch.cummax(torch.ones(3), 0))\n```"
+            "\n\n---\ncarol · comment · 2024-05-02\nI see it too.\n\n"
+            "dave · comment · 2024-05-03\nFixed by the linked PR.\n")
+    thread = split_thread(body)
+    assert thread.description.startswith("Cummax gives the wrong index on ties.")
+    assert thread.description.endswith("```")
+    assert [c.author for c in thread.comments] == ["carol", "dave"]
+
+
+def test_a_reduced_repro_in_a_comment_names_the_api_the_description_code_does_not() -> None:
+    body = ("## Bug\nMy detector gives different outputs once its input is channels_last.\n\n```python\n"
+            "import torch\nfrom detlib import build_detector\nnet = build_detector('big').eval()\n"
+            "x = torch.randn(2, 3, 32, 32)\nprint((net(x) - net(x.contiguous(memory_format=torch.channels_last)))"
+            ".abs().max())\n```\n\n"
+            "erin · comment · 2024-06-01\nNarrowed it down to one layer:\n\n```python\nimport torch\n"
+            "m = torch.nn.GroupNorm(4, 16).eval()\nx = torch.randn(2, 16, 8, 8)\n"
+            "print((m(x) - m(x.contiguous(memory_format=torch.channels_last))).abs().max())\n```\n")
+    analysis = analyze_issue("Detector output changes with channels_last input", body, [])
+    assert analysis.pattern is not None
+    assert analysis.pattern.api == "torch.nn.GroupNorm"
+    assert analysis.pattern.test_mode.name == "layout:channels_last"
