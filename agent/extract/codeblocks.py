@@ -38,7 +38,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 # A line that starts (after its indent) with a run of 3+ backticks or tildes: a fence.
-_FENCE_LINE = re.compile(r"^([ \t]*)(`{3,}|~{3,})([^\n]*)", re.M)
+# A backtick fence's info string holds no backtick (CommonMark): "```x``` is ```tensor(...)```" at a line start is
+# a sentence with inline code, neither an opening nor a closing fence.
+_FENCE_LINE = re.compile(r"^([ \t]*)(`{3,}(?=[^`\n]*$)|~{3,})([^\n]*)", re.M)
 _LANG = re.compile(r"[ \t]*([\w+-]*)")
 _PY_LANGS = {"python", "py", "python3", "pycon", "ipython"}
 _OTHER_LANGS = {"bash", "sh", "shell", "console", "text", "txt", "diff", "cpp", "c", "c++", "yaml", "json", "log"}

@@ -49,8 +49,10 @@ _TENSOR_SCALAR = re.compile(r"^[^\S\n]*(?:tensor\()?(-?\d+(?:\.\d+)?(?:e[-+]?\d+
 _GREATEST_DIFF = re.compile(r"Greatest absolute difference:\s*(-?[\d.e+-]+|inf|nan)")
 _PRINTS_MAX_ABS = re.compile(r"\.abs\(\)\s*\.max\(\)")
 # A fenced block, or an unclosed fence through the end of the text (GitHub renders the rest as code; a report cut
-# off inside its repro would otherwise lend its code, imports and comments to the prose)
-_FENCED = re.compile(r"```.*?(?:```|\Z)", re.S)
+# off inside its repro would otherwise lend its code, imports and comments to the prose). Fences open and close at
+# a line start, and an opening one's info string holds no backtick: ```x``` inside a sentence is inline code, the
+# reporter's words (```torch.masked_select``` too gives wrong values), not a block.
+_FENCED = re.compile(r"^[^\S\n]*```[^`\n]*\n.*?(?:^[^\S\n]*```|\Z)", re.S | re.M)
 
 
 def without_code(text: str) -> str:

@@ -449,3 +449,25 @@ def test_torch_printing_inf_from_finite_inputs_is_a_non_finite_report() -> None:
             "tensor([[[ 0.3100, -1.2000, -inf]]])\n```\n")
     pattern = analyze_issue("max_pool1d with ceil_mode reads past the end", body, ["high priority"]).pattern
     assert pattern is not None and (pattern.kind.value, pattern.api) == ("NaN_Inf", "torch.nn.functional.max_pool1d")
+
+
+# --------------------------------------------------------------------------- inline code typed with three backticks
+
+def test_a_sentence_starting_with_triple_backtick_code_is_not_a_fence() -> None:
+    body = ("```out``` holds ```tensor([2., 2.])``` after the call.\n\n"
+            "```python\nimport torch\nout = torch.cumsum(torch.ones(2), 0)\nprint(out)\n```\n")
+    blocks = code_blocks(body)
+    assert [b.is_python for b in blocks] == [True]
+    assert "torch.cumsum" in blocks[0].text
+
+
+def test_an_op_named_in_triple_backtick_inline_code_is_read_as_prose() -> None:
+    body = ("### Describe the bug\n\nOn the MPS backend a boolean mask picks the wrong elements of a 2-D tensor:\n\n"
+            "```python\nimport torch\nvals = torch.arange(12).reshape(3, 4).to('mps')\n"
+            "keep = (torch.arange(12).reshape(3, 4) % 3 == 0).to('mps')\nprint(vals[keep])\n```\n\n"
+            "```vals[keep]``` gives ```tensor([9, 3, 6, 9])```, but on the CPU it is ```tensor([0, 3, 6, 9])```. "
+            "```torch.masked_select``` returns the same wrong values.\n")
+    analysis = analyze_issue("Boolean mask indexing returns wrong elements on MPS", body, ["module: mps"])
+    assert analysis.pattern is not None
+    assert analysis.pattern.api == "torch.masked_select"
+    assert "```" in without_code(body) and "torch.masked_select" in without_code(body)

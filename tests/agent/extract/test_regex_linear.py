@@ -70,6 +70,8 @@ ADVERSARIAL_BODIES: dict[str, tuple[str, str, str]] = {  # name -> (unit, head, 
     "lines that are each an inline code span": ("`y = x * 2`\n", "`x = torch.ones(2)`\n", ""),
     "a bare repro that goes on and on": ("y = x + 1\n", "x = torch.ones(2)\n", ""),
     "printed tensors holding inf that never close": ("tensor([-inf, ", "", ""),
+    "lines opening with triple-backtick inline code": ("```x``` is ```y```\n", "", ""),
+    "backtick runs with a backtick after their info": ("`" * 60 + "x`\n", "", ""),
 }
 
 
