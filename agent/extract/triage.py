@@ -279,7 +279,9 @@ def _evidence(t: TriageInput) -> int:
         + 2 * shown + 2 * (t.modes is not None)
         + 2 * s.title_symptom + (s.shows_output and t.modes is not None)
         - 3 * (s.title_not_silent and not s.title_symptom and not check_fails) - 2 * s.raised_error
-        + 4 * bool(t.tracker.confirmed or t.verdict.confirmed)
+        # a confirmation says the report is a bug; where the only output shown is an exception the repro raised,
+        # the bug confirmed is that error, not a wrong result
+        + 4 * bool((t.tracker.confirmed or t.verdict.confirmed) and not (s.raised_error and not shown))
     )
 
 

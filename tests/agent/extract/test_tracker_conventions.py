@@ -349,3 +349,13 @@ def test_a_reduced_repro_in_a_comment_names_the_api_the_description_code_does_no
     assert analysis.pattern is not None
     assert analysis.pattern.api == "torch.nn.GroupNorm"
     assert analysis.pattern.test_mode.name == "layout:channels_last"
+
+
+def test_a_confirmed_report_whose_repro_only_raises_is_not_silent() -> None:
+    body = ("Backward through a permuted input breaks:\n\n```python\nimport torch\n"
+            "x = torch.randn(2, 3, 4, requires_grad=True).permute(0, 2, 1)\n"
+            "torch.nn.functional.conv1d(x, torch.randn(5, 4, 2)).sum().backward()\n```\n\n"
+            "Running it gives:\n\n```\n  File \"conv.py\", line 12, in view\nValueError: input must be contiguous\n```\n\n"
+            "frank · comment · 2017-03-01\nThis is fixed in master.\n")
+    analysis = analyze_issue("permute() then conv1d breaks the backward pass", body, ["high priority"])
+    assert not analysis.triage.is_silent_bug
