@@ -142,7 +142,15 @@ def _from_code(facts: CodeFacts, prose: str) -> tuple[str, dict[str, Any]] | Non
         if name.startswith("autocast:"):
             return name, {}
     if facts.cuda and facts.on_cpu and not set(facts.dtypes) - set(LOW_PRECISION):
-        # Note [One low dtype on two devices]
+        # Note [A title that names only the device]
+# "[MPS] embedding returns zero rows", "index_select wrong on XPU": the title names the accelerator and no dtype,
+# layout, gradient or compiler (those come first in _TEXT_MODES), and the code runs there. A low dtype in that code
+# (a bfloat16 table to fit a large case in memory) is the input's, as it is under a title that names a compiler:
+# the pair is the device one, with the dtype kept in the trigger. A title that names the dtype keeps the precision
+# pair, and so does code on an accelerator under a title that names neither.
+
+
+# Note [One low dtype on two devices]
         return "device:cuda", {}
     for dtype in facts.dtypes:
         if dtype in LOW_PRECISION:
@@ -266,6 +274,9 @@ def mode_pair(facts: CodeFacts, title: str, prose: str, signals: TextSignals) ->
             ("compile:", "jit.")):
         # "[inductor] wrong output" over an fp16 model: the dtype is the input's, the title names what is compared
         found, evidence = (named, facts.modes.get(named, {})), "title"
+    if found is not None and found[0].startswith("dtype:") and named == "device:cuda" and facts.devices:
+        # Note [A title that names only the device]
+        found, evidence = ("device:cuda", {}), "title"
     device = None
     if found is not None and found[0] == "device:cuda":
         device = _device(facts, "")

@@ -6,6 +6,7 @@ import pytest
 
 from agent.extract.analyzer import analyze_issue
 from agent.extract.codeblocks import code_blocks
+from agent.patterns.schema import PatternKind
 
 SILENT = ["module: correctness (silent)"]
 
@@ -229,3 +230,20 @@ def test_a_legacy_type_given_to_type_names_its_dtype() -> None:
     facts = analyze_issue("prod drifts", _issue("import torch\nx = torch.rand(5).type(torch.DoubleTensor)\n"
                                                 "print(x.prod())"), SILENT).facts
     assert facts.dtypes == ["float64"] and not facts.cuda
+
+
+def test_a_title_naming_only_the_device_makes_a_device_pattern_over_a_low_dtype_in_the_code() -> None:
+    body = ("### Describe the bug\n\nOn MPS, gathering rows of a large bfloat16 table returns zeros past some row.\n\n"
+            "```python\nimport torch\nw = torch.ones(70000, 40000, dtype=torch.bfloat16).to('mps')\n"
+            "ids = torch.tensor([0, 69999], device='mps')\nprint(torch.index_select(w, 0, ids).float().sum(1).cpu())\n```\n")
+    pattern = analyze_issue("[MPS] index_select returns zero rows for a large table", body, ["module: mps"]).pattern
+    assert pattern is not None and pattern.kind == PatternKind.Device_Mismatch
+    assert pattern.test_mode.options == {"device": "mps"}
+    assert pattern.trigger.dtypes == ["bfloat16"]
+
+
+def test_a_title_naming_the_dtype_and_the_device_keeps_the_precision_pattern() -> None:
+    body = ("```python\nimport torch\nw = torch.randn(64, 64, dtype=torch.bfloat16).to('mps')\n"
+            "print(torch.index_select(w, 0, torch.tensor([1, 2], device='mps')))\n```\n")
+    pattern = analyze_issue("[MPS] index_select loses precision in bfloat16", body, ["module: mps"]).pattern
+    assert pattern is not None and pattern.kind == PatternKind.Precision_Mismatch
