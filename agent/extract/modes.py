@@ -142,15 +142,7 @@ def _from_code(facts: CodeFacts, prose: str) -> tuple[str, dict[str, Any]] | Non
         if name.startswith("autocast:"):
             return name, {}
     if facts.cuda and facts.on_cpu and not set(facts.dtypes) - set(LOW_PRECISION):
-        # Note [A title that names only the device]
-# "[MPS] embedding returns zero rows", "index_select wrong on XPU": the title names the accelerator and no dtype,
-# layout, gradient or compiler (those come first in _TEXT_MODES), and the code runs there. A low dtype in that code
-# (a bfloat16 table to fit a large case in memory) is the input's, as it is under a title that names a compiler:
-# the pair is the device one, with the dtype kept in the trigger. A title that names the dtype keeps the precision
-# pair, and so does code on an accelerator under a title that names neither.
-
-
-# Note [One low dtype on two devices]
+        # Note [One low dtype on two devices]
         return "device:cuda", {}
     for dtype in facts.dtypes:
         if dtype in LOW_PRECISION:
@@ -306,6 +298,14 @@ def mode_pair(facts: CodeFacts, title: str, prose: str, signals: TextSignals) ->
     if kind == PatternKind.Variant_Mismatch and (facts.inplace_on_expanded or strided_out or overlapping_inplace):
         kind = PatternKind.Layout_Mismatch
     return ModePair(kind, "eager", name, options, evidence)
+
+
+# Note [A title that names only the device]
+# "[MPS] embedding returns zero rows", "index_select wrong on XPU": the title names the accelerator and no dtype,
+# layout, gradient or compiler (those come first in _TEXT_MODES), and the code runs there. A low dtype in that code
+# (a bfloat16 table to fit a large case in memory) is the input's, as it is under a title that names a compiler:
+# the pair is the device one, with the dtype kept in the trigger. A title that names the dtype keeps the precision
+# pair, and so does code on an accelerator under a title that names neither.
 
 
 # Note [One low dtype on two devices]
