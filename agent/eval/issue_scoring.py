@@ -57,6 +57,7 @@ MODE_LABELS: dict[str, frozenset[str]] = {
     "variant:inplace": frozenset({"in-place", "inplace"}),
     "variant:method": frozenset({"method"}),
     "device:cuda": frozenset({"cuda"}),
+    "grad:device:cuda": frozenset({"cuda"}),
     "quant:dynamic": frozenset({"int8", "fake-quant", "quantized"}),
     "vmap": frozenset({"vmap", "batched"}),
     "grad": frozenset({"autograd", "grad"}),

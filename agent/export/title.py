@@ -53,6 +53,10 @@ def mode_words(mode: str) -> str:
         return detail
     if family == "quant":
         return f"{detail} quantization"
+    if family == "grad" and detail.startswith("device:"):
+        return f"autograd on {mode_words(detail)}"
+    if family == "grad" and detail.startswith("compile:"):
+        return f"autograd through {mode_words(detail)}"
     return mode
 
 

@@ -223,6 +223,14 @@ def _device(facts: CodeFacts, text: str) -> str | None:
     return next((name for name, words in _OTHER_ACCELERATORS if words.search(text)), None)
 
 
+_ON_A_DEVICE = ("device:cuda", "grad:device:cuda")  # test modes whose `device` option names the accelerator
+
+
+def _names_devices(text: str) -> bool:
+    """The text names the CPU and an accelerator together, or MPS/XPU (compared with the CPU)."""
+    return any(pattern.search(text) for pattern, mode in _TEXT_MODES if mode == "device:cuda")
+
+
 def mode_pair(facts: CodeFacts, title: str, prose: str, signals: TextSignals) -> ModePair | None:
     """The compared pair: reference is eager (fp32, CPU, contiguous) unless stated otherwise.
 
@@ -266,6 +274,10 @@ def mode_pair(facts: CodeFacts, title: str, prose: str, signals: TextSignals) ->
             ("compile:", "jit.")):
         # "[inductor] wrong output" over an fp16 model: the dtype is the input's, the title names what is compared
         found, evidence = (named, facts.modes.get(named, {})), "title"
+    if found is not None and found[0] == "grad" and facts.devices and _names_devices(title + "\n" + prose):
+        # Note [Gradients on a device] (fuzz_core/modes/grad.py): a backward the report ran on an accelerator
+        # and compares with the CPU's is checked there, against the CPU's gradients
+        found = ("grad:device:cuda", {})
     if found is not None and found[0].startswith("dtype:") and named == "device:cuda" and facts.devices:
         # Note [A title that names only the device]
         found, evidence = ("device:cuda", {}), "title"
@@ -289,9 +301,9 @@ def mode_pair(facts: CodeFacts, title: str, prose: str, signals: TextSignals) ->
     # a pattern's mode options never use the key ``mode``: the formal notation spells the mode's own name with it
     # (torch.compile(mode="max-autotune") is a tuning choice; the pattern without it still validates and runs)
     options = {k: v for k, v in options.items() if isinstance(v, bool | int | float | str) and k != "mode"}
-    if name == "device:cuda":
+    if name in _ON_A_DEVICE:
         device = _device(facts, title + "\n" + prose)
-    if device is not None and not (name == "device:cuda" and device == "cuda"):
+    if device is not None and not (name in _ON_A_DEVICE and device == "cuda"):
         options["device"] = device
     strided_out = name == "variant:out" and (facts.out_strided or facts.out_overlaps)
     overlapping_inplace = name == "variant:inplace" and facts.inplace_overlaps

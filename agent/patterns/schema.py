@@ -54,6 +54,8 @@ KNOWN_MODES: tuple[str, ...] = (
     "grad:compile:eager",
     "grad:compile:aot_eager",
     "grad:compile:inductor",
+    # the gradient of the forward run on the GPU (fuzz_core/modes/grad.py), against the CPU's eager autograd
+    "grad:device:cuda",
 )
 
 SpecialValue = Literal["nan", "inf", "-inf", "-0.0", "denormal", "huge", "tiny"]

@@ -8,6 +8,9 @@ apply to gradients unchanged:
 - `grad` (also `grad:eager`): eager autograd in the input dtype.
 - `grad:compile:<backend>`: the forward through torch.compile (reusing compile mode's cached
   callables), so the backward is the one AOTAutograd compiled.
+- `grad:device:cuda`: the forward on the GPU (inputs moved there, outputs moved back, both differentiable), so
+  the backward runs the GPU's kernels; against the CPU's `grad` it is the cpu-vs-cuda check of a backward
+  (Note [Gradients on a device]).
 - `grad:numeric`: central differences in float64 with gradcheck's eps (1e-6), cast to the input dtype.
 
 Note [Numeric gradients are defined only where they are defined]
@@ -339,6 +342,24 @@ def _with_subgradients(target: Target, sample: Sample, analytic: tuple[torch.Ten
                              "(a subgradient) is finite")
 
 
+# Note [Gradients on a device]
+# "The backward of X gives different gradients on the GPU": the forward is right on both devices and the CUDA
+# backward kernel is not, so comparing forward outputs (device:cuda) never sees it, and CPU autograd against
+# central differences (grad) passes on the CPU. grad:device:cuda runs the forward on the GPU with the CPU leaves
+# moved there by differentiable copies; autograd then runs the GPU's backward kernels and brings the gradients
+# back through the copies, and they are compared with the CPU's eager gradients (reference `grad`). Without a GPU
+# the inner device mode's check makes every input not applicable, as for device:cuda. A pattern with this test mode
+# is a Gradient_Mismatch, as one through torch.compile is (Note [Compiled gradients] in agent/extract/modes.py):
+# what is compared is a gradient; the device is where it is computed.
+_ON_DEVICE = '''
+    if isinstance(fn, torch.nn.Module):
+        import copy
+        fn = copy.deepcopy(fn).to({device!r})
+    def forward(*a, **k):
+        a, k = torch.utils._pytree.tree_map_only(torch.Tensor, lambda t: t.to({device!r}), (a, k))
+        return torch.utils._pytree.tree_map_only(torch.Tensor, lambda t: t.cpu(), fn(*a, **k))'''
+
+
 class GradMode(Mode):
     """Analytic reverse-mode gradients, through eager or through another (forward) mode such as compile."""
 
@@ -368,12 +389,15 @@ class GradMode(Mode):
         return reference.grads
 
     def repro_source(self, target: Target | None = None, sample: Sample | None = None) -> str:
-        forward = "fn" if self.inner is None else f"torch.compile(fn, backend={self.inner.name.split(':', 1)[1]!r})"
+        forward = "\n    forward = fn"
+        if self.inner is not None and self.inner.name.startswith("compile:"):
+            forward = f"\n    forward = torch.compile(fn, backend={self.inner.name.split(':', 1)[1]!r})"
+        elif self.inner is not None:  # device:<name>: the forward there, its outputs back on the CPU
+            forward = _ON_DEVICE.format(device=self.inner.name.split(":", 1)[1])
         return f'''
 def run_mode(fn, args, kwargs):
     import torch._inductor.config
-    torch._inductor.config.fallback_random = True
-    forward = {forward}
+    torch._inductor.config.fallback_random = True{forward}
     leaves = []
     def leaf(t):
         if t.is_floating_point():
@@ -432,17 +456,22 @@ def map_tensors_leaves(sample: Sample) -> list[torch.Tensor]:
 
 
 def make_grad(name: str, options: dict) -> Mode:
-    """`grad`, `grad:eager`, `grad:numeric`, `grad:<forward mode>` (e.g. grad:compile:inductor)."""
+    """`grad`, `grad:eager`, `grad:numeric`, `grad:<forward mode>` (grad:compile:inductor, grad:device:cuda)."""
     if name in ("grad", "grad:eager"):
         return GradMode(name=name, options=options)
     if name == "grad:numeric":
         return NumericGradMode(name=name, options=options)
     inner_name = name.split(":", 1)[1] if ":" in name else ""
-    if not inner_name.startswith("compile:"):
-        raise KeyError(name)
-    from fuzz_core.modes.compile import make_compile
-
     mode = GradMode(name=name, options=options)
-    mode.inner = make_compile(inner_name, options)
+    if inner_name.startswith("compile:"):
+        from fuzz_core.modes.compile import make_compile
+
+        mode.inner = make_compile(inner_name, options)
+    elif inner_name.startswith("device:"):
+        from fuzz_core.modes.device import make_device
+
+        mode.inner = make_device(inner_name, options)
+    else:
+        raise KeyError(name)
     mode.dispatch_observable = mode.inner.dispatch_observable
     return mode

@@ -8,8 +8,10 @@ import torch
 from fuzz_core import HarnessSpec, run_harness
 from fuzz_core.inputs import Sample
 from fuzz_core.kinds import KIND_MODE_PAIRS
-from fuzz_core.modes import get_mode
+from fuzz_core.modes import NotApplicable, get_mode
+from fuzz_core.modes.device import DeviceMode
 from fuzz_core.modes.grad import (
+    GradMode,
     NonDifferentiable,
     gradient_reference,
     index_like_positions,
@@ -244,3 +246,48 @@ def make_inputs(seed):
     result = run_harness(spec, max_executions=5, workdir=tmp_path, instrument="none")
     assert result.verdict == "not_applicable", result.reason
     assert "not differentiable with respect to argument 'target'" in result.reason
+
+
+def test_gradient_on_a_device_is_not_applicable_without_cuda() -> None:
+    if torch.cuda.is_available():
+        pytest.skip("this machine has CUDA")
+    mode = get_mode("grad:device:cuda")
+    sample = Sample(args=(torch.randn(3),))
+    with pytest.raises(NotApplicable, match="CUDA is not available"):
+        mode.check(build_target("torch.sin"), sample)
+
+
+def test_gradients_flow_back_through_the_device_copies() -> None:
+    # The mode's plumbing, run with the CPU standing in for the device: the inputs are moved and the outputs
+    # moved back by differentiable copies, so the gradients are plain autograd's.
+    mode = GradMode(name="grad:device:cpu")
+    mode.inner = DeviceMode(name="device:cpu")
+    target = build_target("torch.nn.functional.softplus")
+    sample = Sample(args=(torch.randn(4, 3, generator=torch.Generator().manual_seed(1)),), kwargs={"beta": 2.0})
+    torch.testing.assert_close(mode.run(target, sample), get_mode("grad").run(target, sample), rtol=0, atol=0)
+
+
+def test_gradient_on_a_device_repro_runs_the_forward_there_and_matches_autograd() -> None:
+    mode = GradMode(name="grad:device:cpu")
+    mode.inner = DeviceMode(name="device:cpu")
+    source = mode.repro_source()
+    assert "copy.deepcopy(fn).to('cpu')" in source and "t.to('cpu')" in source
+    namespace: dict = {"torch": torch}
+    exec(compile(source, "<repro>", "exec"), namespace)  # our own generated source, as a repro file runs it
+    x = torch.randn(5, generator=torch.Generator().manual_seed(2))
+    layer = torch.nn.Linear(5, 2)
+    expected = get_mode("grad").run(build_target("torch.sin"), Sample(args=(x,)))
+    torch.testing.assert_close(namespace["run_mode"](torch.sin, (x,), {}), expected, rtol=0, atol=0)
+    (through_module,) = namespace["run_mode"](layer, (x,), {})
+    assert through_module.shape == x.shape and torch.isfinite(through_module).all()
+
+
+@pytest.mark.cuda
+def test_gradient_on_cuda_harness_agrees_with_the_cpu(tmp_path) -> None:
+    if not torch.cuda.is_available():
+        pytest.skip("torch.cuda.is_available() is False: no CUDA device (or a CPU-only torch) on this machine")
+    spec = HarnessSpec(api="torch.prod", input_source="code", code=PROD_WITH_ZEROS, reference_mode="grad",
+                       test_mode="grad:device:cuda", kind="Gradient_Mismatch")
+    result = run_harness(spec, max_executions=12, workdir=tmp_path)
+    assert result.verdict in ("passed", "suspicious", "confirmed"), result.reason
+    assert "CUDA is not available" not in result.reason and result.executions >= 1

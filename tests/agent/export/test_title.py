@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from agent.export.title import bracket, title
+from agent.export.title import bracket, mode_words, title
 
 
 @pytest.mark.parametrize(
@@ -43,3 +43,8 @@ def test_titles_read_as_pytorch_issue_titles() -> None:
     assert title("torch.sort", "eager", "jit.script", "JIT_Eager_Mismatch", "crash", "").startswith(
         "[Eager/JIT Crash] torch.sort crashes under torch.jit.script"
     )
+
+
+def test_gradient_modes_are_named_by_where_the_forward_runs() -> None:
+    assert mode_words("grad:device:cuda") == "autograd on CUDA"
+    assert mode_words("grad:compile:inductor") == "autograd through torch.compile (inductor)"

@@ -6,6 +6,7 @@ import pytest
 
 from agent.extract.analyzer import analyze_issue
 from agent.extract.codeblocks import code_blocks
+from agent.harness.generate import reference_mode_for
 from agent.patterns.schema import PatternKind
 
 SILENT = ["module: correctness (silent)"]
@@ -247,3 +248,21 @@ def test_a_title_naming_the_dtype_and_the_device_keeps_the_precision_pattern() -
             "print(torch.index_select(w, 0, torch.tensor([1, 2], device='mps')))\n```\n")
     pattern = analyze_issue("[MPS] index_select loses precision in bfloat16", body, ["module: mps"]).pattern
     assert pattern is not None and pattern.kind == PatternKind.Precision_Mismatch
+
+
+def test_a_backward_compared_between_cpu_and_gpu_is_checked_on_the_gpu() -> None:
+    body = ("The CPU and the GPU disagree on this one.\n\n```python\nimport torch\n"
+            "x = torch.rand(1, 1, 5, 6, device='cuda', requires_grad=True)\n"
+            "torch.nn.functional.interpolate(x, scale_factor=1.3, mode='bilinear').sum().backward()\n"
+            "print(x.grad)\n```\n\nThe same code with device='cpu' prints all ones.\n")
+    pattern = analyze_issue("interpolate results differ between devices", body, ["module: cuda"]).pattern
+    assert pattern is not None and pattern.api == "torch.nn.functional.interpolate"
+    assert pattern.test_mode.name == "grad:device:cuda" and pattern.kind == PatternKind.Gradient_Mismatch
+    assert reference_mode_for(pattern.reference_mode.name, pattern.test_mode.name) == "grad"
+
+
+def test_a_backward_run_on_the_gpu_alone_stays_a_gradient_check() -> None:
+    body = ("```python\nimport torch\nx = torch.rand(4, device='cuda', requires_grad=True)\n"
+            "torch.special.erfcx(x).sum().backward()\nprint(x.grad)\n```\n")
+    pattern = analyze_issue("erfcx backward is wrong", body, []).pattern
+    assert pattern is not None and pattern.test_mode.name == "grad"
