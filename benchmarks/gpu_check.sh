@@ -7,7 +7,8 @@
 #      the same pool runs in a worker without /dev/nvidia*;
 #   2. compile on CUDA: an eager-vs-inductor harness whose inputs live on the GPU (inductor compiles triton
 #      kernels inside the sandbox, into the pool's private compile cache);
-#   3. the CUDA-event instrumentation: a planted cpu-vs-cuda bug confirmed at instrument level "kernel", whose
+#   3. a backward on the GPU against the CPU's (grad:device:cuda): a planted GPU-only wrong backward is confirmed;
+#   4. the CUDA-event instrumentation: a planted cpu-vs-cuda bug confirmed at instrument level "kernel", whose
 #      evidence must hold CUDA kernels and a CUDA-event time.
 # Prints one line per check (held / FAILED) and exits 1 if any failed. Without a GPU it says so and exits 0.
 #
@@ -80,6 +81,23 @@ def make_inputs(seed):
 def target(x):
     return x * 2 + (1e-2 if x.is_cuda else 0.0)  # planted: wrong on the GPU only
 '''
+GRAD_CUDA_BUG = '''
+class _Double(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x * 2
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * (2.02 if g.is_cuda else 2.0)  # planted: the GPU's backward is off by 1%
+
+def make_inputs(seed):
+    g = torch.Generator().manual_seed(seed)
+    return (torch.randn(16, 16, generator=g),), {}
+
+def target(x):
+    return _Double.apply(x)
+'''
 
 with WorkerPool(1, task_timeout_s=180, preload_opinfo=False) as pool:
     for api in ("torch.sin", "torch.histc"):
@@ -88,6 +106,11 @@ with WorkerPool(1, task_timeout_s=180, preload_opinfo=False) as pool:
         r = pool.submit(spec, max_executions=16).result()
         check(f"cpu-vs-cuda {api}", r.verdict in RAN_ON_GPU and "CUDA is not available" not in r.reason,
               f"{r.verdict}, {r.executions} executions in {time.monotonic() - t0:.1f} s: {r.reason[:160]}")
+    spec = HarnessSpec(api="harness.grad_cuda_bug", input_source="code", code=GRAD_CUDA_BUG, reference_mode="grad",
+                       test_mode="grad:device:cuda", kind="Gradient_Mismatch")
+    r = pool.submit(spec, max_executions=8).result()
+    check("a GPU-only wrong backward (grad:device:cuda against the CPU's autograd)", r.verdict == "confirmed",
+          f"{r.verdict}, {r.executions} executions: {r.reason[:160]}")
     r = pool.submit(HarnessSpec(api="harness.dev_probe", input_source="code", code=DEV_PROBE), max_executions=1).result()
     seen = [json.loads(p.read_text()) for p in pool.root.glob("tf_worker*/home/**/dev.json")]
     check("a CPU harness gets no GPU", r.verdict == "passed" and seen and not any("nvidia" in n for n in seen[0]),
