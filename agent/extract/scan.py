@@ -410,7 +410,7 @@ class _Scanner(ast.NodeVisitor):
         if isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Attribute) and (
                 node.value.func.attr in EXPANDING_METHODS):
             self.expanded_names.update(names)
-        if _strided_view(node.value):
+        if _strided_view(node.value, self.int_names):
             self.strided_names.update(names)
         else:
             self.strided_names.difference_update(names)
@@ -667,7 +667,8 @@ class _Scanner(ast.NodeVisitor):
             self.facts.out_kwarg = True
             out_values = [kw.value for kw in node.keywords if kw.arg == "out"]
             parts = [e for v in out_values for e in (v.elts if isinstance(v, ast.Tuple | ast.List) else [v])]
-            if any(_strided_view(e) or isinstance(e, ast.Name) and e.id in self.strided_names for e in parts):
+            if any(_strided_view(e, self.int_names) or isinstance(e, ast.Name) and e.id in self.strided_names
+                   for e in parts):
                 self.facts.out_strided = True
             if _out_overlaps(parts, node.args):
                 self.facts.out_overlaps = True
@@ -874,28 +875,29 @@ def _is_difference(scanner: _Scanner, node: ast.AST) -> bool:
 _TRANSPOSING = frozenset({"t", "transpose", "permute", "swapaxes", "movedim"})
 
 
-def _inner_index(index: ast.AST) -> bool:
+def _inner_index(index: ast.AST, int_names: set[str] | frozenset[str] = frozenset()) -> bool:
     """An integer index on an inner dimension after a slice or ``...`` of an outer one (``x[:, 2]``, ``x[..., 0]``,
-    ``x[1:, 0]``): the selected elements are not adjacent in memory."""
+    ``x[1:, 0]``, ``x[:, i]`` with ``i`` a name bound to an int): the selected elements are not adjacent in memory."""
     parts = index.elts if isinstance(index, ast.Tuple) else [index]
     opened = False
     for part in parts:
         if isinstance(part, ast.Slice) or isinstance(part, ast.Constant) and part.value is Ellipsis:
             opened = True
-        elif opened and isinstance(part, ast.Constant) and type(part.value) is int or opened and isinstance(
-                part, ast.UnaryOp) and isinstance(part.op, ast.USub) and isinstance(part.operand, ast.Constant):
+        elif opened and (isinstance(part, ast.Constant) and type(part.value) is int or isinstance(
+                part, ast.UnaryOp) and isinstance(part.op, ast.USub) and isinstance(part.operand, ast.Constant)
+                or isinstance(part, ast.Name) and part.id in int_names):
             return True
     return False
 
 
-def _strided_view(node: ast.AST) -> bool:
+def _strided_view(node: ast.AST, int_names: set[str] | frozenset[str] = frozenset()) -> bool:
     """A view whose elements are not packed: a slice with a step (``x[::4]``), a bounded slice of an inner dimension
-    (``z[:, 128:384]``, ``b[0, :3, 2:]``), ``x.t()``, ``x.T`` or a permutation. What an out= tensor like that is
-    written through is its strides, not only its values."""
+    (``z[:, 128:384]``, ``b[0, :3, 2:]``), a column (``y[:, 0]``, ``y[:, i]``), ``x.t()``, ``x.T`` or a permutation.
+    What an out= tensor like that is written through is its strides, not only its values."""
     if isinstance(node, ast.Subscript):
         index = node.slice
         parts = index.elts if isinstance(index, ast.Tuple) else [index]
-        return any(isinstance(part, ast.Slice) and (part.step is not None or position > 0 and (
+        return _inner_index(index, int_names) or any(isinstance(part, ast.Slice) and (part.step is not None or position > 0 and (
             part.lower is not None or part.upper is not None)) for position, part in enumerate(parts))
     if isinstance(node, ast.Attribute):
         return node.attr in ("T", "mT", "mH", "H")

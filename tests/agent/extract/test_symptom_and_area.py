@@ -577,3 +577,20 @@ def test_a_device_the_code_uses_keeps_the_device_pair_under_an_overflow_title() 
                             "The CPU gives a finite value.",
                             "x = torch.tensor([89.0])\nprint(torch.sinh(x), torch.sinh(x.cuda()))")
     assert pattern is not None and pattern.test_mode.name == "device:cuda"
+
+
+def test_an_out_tensor_that_is_a_column_is_a_strided_layout_pattern() -> None:
+    """Note [Writes into repeating views]: a column (``acc[:, k]``, k an int) is written through its strides."""
+    pattern = _code_pattern("cumsum with out= gives values in the wrong places", "No error is raised.",
+                            "k = 2\nsrc = torch.randn(4, 6)\nacc = torch.zeros(6, 4)\n"
+                            "torch.cumsum(src[k], 0, out=acc[:, k])\nprint(acc)")
+    assert pattern is not None
+    assert (pattern.kind, pattern.test_mode.name) == (PatternKind.Layout_Mismatch, "variant:out")
+
+
+def test_an_out_tensor_bound_to_a_column_first_is_a_strided_layout_pattern() -> None:
+    pattern = _code_pattern("cumsum with out= gives values in the wrong places", "No error is raised.",
+                            "src = torch.randn(6)\nbuf = torch.zeros(6, 2)\ncol = buf[:, 0]\n"
+                            "torch.cumsum(src, 0, out=col)\nprint(buf)")
+    assert pattern is not None
+    assert (pattern.kind, pattern.test_mode.name) == (PatternKind.Layout_Mismatch, "variant:out")
