@@ -112,6 +112,16 @@ def kind_of(test_mode: str) -> PatternKind | None:
 _GRADIENT_WORDS = re.compile(r"\bgrad(?:ient)?s?\b|\bbackward\b|\bderivative|\bautograd\b")
 
 
+_HIGHER_FLOATS = frozenset({"float32", "float64", "complex64", "complex128"})
+
+
+def _one_low_dtype_on_two_devices(facts: CodeFacts) -> bool:
+    """Note [One low dtype on two devices]: the code runs on an accelerator and on the CPU by name, and its only
+    floating dtypes are low ones (integer dtypes, for indices or bit patterns, do not count)."""
+    return facts.cuda and facts.on_cpu and any(d in LOW_PRECISION for d in facts.dtypes) and not (
+        _HIGHER_FLOATS & set(facts.dtypes))
+
+
 def _from_code(facts: CodeFacts, prose: str) -> tuple[str, dict[str, Any]] | None:
     compiled = next((name for name in facts.modes if name.startswith("compile:")), None)
     if compiled and "grad" in facts.modes and _GRADIENT_WORDS.search(prose):
@@ -141,7 +151,7 @@ def _from_code(facts: CodeFacts, prose: str) -> tuple[str, dict[str, Any]] | Non
     for name in facts.modes:
         if name.startswith("autocast:"):
             return name, {}
-    if facts.cuda and facts.on_cpu and not set(facts.dtypes) - set(LOW_PRECISION):
+    if _one_low_dtype_on_two_devices(facts) or facts.cuda and facts.on_cpu and not facts.dtypes:
         # Note [One low dtype on two devices]
         return "device:cuda", {}
     for dtype in facts.dtypes:
@@ -284,7 +294,10 @@ def mode_pair(facts: CodeFacts, title: str, prose: str, signals: TextSignals) ->
     device = None
     if found is not None and found[0] == "device:cuda":
         device = _device(facts, "")
-        if named is not None and named != "device:cuda":
+        if named is not None and named != "device:cuda" and not (named.startswith("dtype:")
+                                                                and _one_low_dtype_on_two_devices(facts)):
+            # the title's condition wins (Note [Device-only reports]); a dtype it names is the one both devices
+            # ran (Note [One low dtype on two devices])
             found, evidence = (named, {}), "title"
         elif (area := _area_mode(prose, signals)) is not None:
             found, evidence = (area, {}), "text"
@@ -324,7 +337,10 @@ def mode_pair(facts: CodeFacts, title: str, prose: str, signals: TextSignals) ->
 # A precision pair compares a low dtype with a higher one. Code whose only floating dtypes are low (bfloat16
 # throughout) and that runs on an accelerator and puts tensors on the CPU by name (``.cpu()``, ``device="cpu"``)
 # computes in one dtype on two devices: what differs is the device, so the pair is ``device:cuda`` (the dtype
-# stays in the trigger). A float32 or float64 anywhere in the code, or no CPU side, leaves the precision pair.
+# stays in the trigger). A float32 or float64 anywhere in the code, or no CPU side, leaves the precision pair;
+# integer dtypes (indices, a bit pattern viewed as float16) do not count. A title that names the dtype ("float16
+# NaN loses its sign on CUDA") names the one dtype both devices ran, so it does not turn the pair back into a
+# precision one.
 
 
 # Note [A non-finite result names the kind]

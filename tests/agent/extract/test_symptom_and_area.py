@@ -594,3 +594,21 @@ def test_an_out_tensor_bound_to_a_column_first_is_a_strided_layout_pattern() -> 
                             "torch.cumsum(src, 0, out=col)\nprint(buf)")
     assert pattern is not None
     assert (pattern.kind, pattern.test_mode.name) == (PatternKind.Layout_Mismatch, "variant:out")
+
+
+def test_one_low_dtype_on_two_devices_stays_a_device_pair_with_integer_dtypes_and_a_dtype_title() -> None:
+    """Note [One low dtype on two devices]: the int16 bit pattern and the title's float16 name no precision pair."""
+    pattern = _code_pattern("torch.nextafter on CUDA differs for float16 subnormals", "The CPU disagrees.",
+                            "bits = torch.tensor([1, 2, 3], dtype=torch.int16).view(torch.float16)\n"
+                            "one = torch.ones(3, dtype=torch.float16)\n"
+                            "print(torch.nextafter(bits, one), torch.nextafter(bits.cuda(), one.cuda()).cpu())")
+    assert pattern is not None
+    assert (pattern.kind, pattern.test_mode.name) == (PatternKind.Device_Mismatch, "device:cuda")
+    assert "float16" in pattern.trigger.dtypes
+
+
+def test_a_float32_comparison_on_two_devices_keeps_the_precision_pair_the_title_names() -> None:
+    pattern = _code_pattern("torch.nextafter loses precision in float16", "Compared with float32.",
+                            "x = torch.rand(3)\nh = x.half()\n"
+                            "print(torch.nextafter(h.cuda(), h.cuda()).cpu().float() - torch.nextafter(x, x))")
+    assert pattern is not None and pattern.kind == PatternKind.Precision_Mismatch
