@@ -68,7 +68,7 @@ _TITLE_SYMPTOM = re.compile(
     r"unchanged|scrambled|not match|does not match|doesn't match|inaccurac(?:y|ies)|less accurate|"
     r"(?:accuracy|precision) (?:issues?|problems?|drops?|loss|bugs?)|inconsisten(?:t|cy|cies)|discrepanc(?:y|ies)|"
     r"corrupt(?:s|ed|ion)?|overwritten|not (?:the )?same|(?:precision|numerical) differences?|miscompil\w*|"
-    r"not correct)\b"
+    r"not correct|(?:is|are|becomes?|stays?) (?:non-?zero|not zero))\b"
 )
 # A wrong result the title names beside a crash ("segfaults or drops values"): the report is about both, and the
 # silent half is the one to fuzz. Values alone (NaN, inf, zeros) are not it: a crash on a NaN input is a crash.

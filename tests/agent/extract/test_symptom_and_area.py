@@ -612,3 +612,11 @@ def test_a_float32_comparison_on_two_devices_keeps_the_precision_pair_the_title_
                             "x = torch.rand(3)\nh = x.half()\n"
                             "print(torch.nextafter(h.cuda(), h.cuda()).cpu().float() - torch.nextafter(x, x))")
     assert pattern is not None and pattern.kind == PatternKind.Precision_Mismatch
+
+
+def test_a_title_saying_a_value_is_nonzero_names_a_wrong_result() -> None:
+    body = ("The gradient of the padding row should stay zero.\n\n```python\nimport torch\n"
+            "emb = torch.nn.Embedding(6, 3, padding_idx=0)\nemb(torch.zeros(1, 900, dtype=torch.long)).sum().backward()\n"
+            "print(emb.weight.grad[0])\n```\n")
+    analysis = analyze_issue("Padding row gradient is nonzero for long inputs", body, [])
+    assert analysis.triage.is_silent_bug
