@@ -202,7 +202,7 @@ def analyze_issue(title: str, body: str, labels: list[str], comments: list[str] 
         modes = ModePair(PatternKind.NaN_Inf, "eager", "eager", {}, "text")
     verdict = read_verdict(comments)
     tracker = tracker_verdict(verdict, labels, state, state_reason)
-    result = triage(TriageInput(facts, signals, modes, api, has_repro, verdict, tracker))
+    result = triage(TriageInput(facts, signals, modes, api, has_repro, verdict, tracker, nonfinite=nan_evidence))
     if result.false_alarm_class == "train_mode_tracing":
         # the module that makes the run random is what the (false) report is about
         culprit = next((c.api for c in facts.calls if c.api.rsplit(".", 1)[-1].startswith(TRAIN_MODE_MODULES)), None)

@@ -53,6 +53,7 @@ class TriageInput:
     has_repro: bool
     verdict: CommentVerdict = CommentVerdict()  # Note [Verdicts in comments]
     tracker: TrackerVerdict = TrackerVerdict()  # Note [The tracker's own verdict]
+    nonfinite: bool = False  # the report shows or names a NaN/Inf result (the analyzer's nan_evidence)
 
 
 def _short(api: str | None) -> str:
@@ -207,6 +208,18 @@ def _ieee_nan(t: TriageInput) -> str | None:
     return None
 
 
+def _where_gradient(t: TriageInput) -> str | None:
+    """A NaN/Inf gradient through torch.where: the branch it does not select still gets a zero gradient, and
+    zero times that branch's own NaN/Inf derivative (log, sqrt or a division at the masked-out points) is NaN.
+    PyTorch documents it as a known limitation (false_alarms.md); the IEEE arithmetic of the unselected branch,
+    not a wrong formula, puts the NaN there."""
+    if not t.nonfinite or "grad" not in t.facts.modes:
+        return None
+    if any(call.api == "torch.where" or call.api == "torch.Tensor.where" for call in t.facts.calls):
+        return "torch.where's gradient takes NaN/Inf from the branch it does not select (0 times NaN is NaN)"
+    return None
+
+
 def _ties(t: TriageInput) -> str | None:
     if _short(t.api) not in TIE_SENSITIVE:
         return None
@@ -251,6 +264,7 @@ FALSE_ALARM_RULES = (
     ("low_precision", _single_precision_gradcheck),
     ("low_precision", _tf32_rounding),
     ("ieee_nan", _ieee_nan),
+    ("ieee_nan", _where_gradient),
     ("ties", _ties),
     ("duplicate_indices", _duplicate_indices),
     ("out_of_domain", _out_of_domain),

@@ -266,3 +266,23 @@ def test_a_backward_run_on_the_gpu_alone_stays_a_gradient_check() -> None:
             "torch.special.erfcx(x).sum().backward()\nprint(x.grad)\n```\n")
     pattern = analyze_issue("erfcx backward is wrong", body, []).pattern
     assert pattern is not None and pattern.test_mode.name == "grad"
+
+
+_WHERE_REPRO = ("```python\nimport torch\nx = torch.tensor([-1.0, 2.0], requires_grad=True)\n"
+                "y = torch.where(x > 0, torch.sqrt(x), torch.zeros_like(x))\ny.sum().backward()\nprint(x.grad)\n```\n\n"
+                "```\ntensor([nan, 0.3536])\n```\n")
+
+
+def test_a_nan_gradient_through_torch_where_is_the_ieee_nan_false_alarm() -> None:
+    triage = analyze_issue("NaN gradient through torch.where", "The masked branch is never used.\n\n" + _WHERE_REPRO,
+                           []).triage
+    assert not triage.is_silent_bug and triage.false_alarm_class == "ieee_nan"
+    assert "torch.where" in triage.reason
+
+
+def test_a_wrong_finite_gradient_through_torch_where_stays_a_silent_bug() -> None:
+    body = ("The gradient of the selected branch is off.\n\n```python\nimport torch\n"
+            "x = torch.tensor([1.0, 2.0], requires_grad=True)\n"
+            "torch.where(x > 0, x * x, x).sum().backward()\nprint(x.grad)  # prints [3., 5.], expected [2., 4.]\n```\n")
+    triage = analyze_issue("torch.where backward gives the wrong gradient", body, []).triage
+    assert triage.is_silent_bug and triage.false_alarm_class is None
