@@ -8,6 +8,8 @@ in a title.
 
 from __future__ import annotations
 
+import pytest
+
 from agent.extract.analyzer import analyze_issue
 from agent.extract.modes import one_side_raises
 from agent.patterns import OracleKind, PatternKind
@@ -579,19 +581,13 @@ def test_a_device_the_code_uses_keeps_the_device_pair_under_an_overflow_title() 
     assert pattern is not None and pattern.test_mode.name == "device:cuda"
 
 
-def test_an_out_tensor_that_is_a_column_is_a_strided_layout_pattern() -> None:
+@pytest.mark.parametrize("code", [
+    "k = 2\nsrc = torch.randn(4, 6)\nacc = torch.zeros(6, 4)\ntorch.cumsum(src[k], 0, out=acc[:, k])\nprint(acc)",
+    "src = torch.randn(6)\nbuf = torch.zeros(6, 2)\ncol = buf[:, 0]\ntorch.cumsum(src, 0, out=col)\nprint(buf)",
+], ids=["indexed by an int name", "bound to a name first"])
+def test_an_out_tensor_that_is_a_column_is_a_strided_layout_pattern(code: str) -> None:
     """Note [Writes into repeating views]: a column (``acc[:, k]``, k an int) is written through its strides."""
-    pattern = _code_pattern("cumsum with out= gives values in the wrong places", "No error is raised.",
-                            "k = 2\nsrc = torch.randn(4, 6)\nacc = torch.zeros(6, 4)\n"
-                            "torch.cumsum(src[k], 0, out=acc[:, k])\nprint(acc)")
-    assert pattern is not None
-    assert (pattern.kind, pattern.test_mode.name) == (PatternKind.Layout_Mismatch, "variant:out")
-
-
-def test_an_out_tensor_bound_to_a_column_first_is_a_strided_layout_pattern() -> None:
-    pattern = _code_pattern("cumsum with out= gives values in the wrong places", "No error is raised.",
-                            "src = torch.randn(6)\nbuf = torch.zeros(6, 2)\ncol = buf[:, 0]\n"
-                            "torch.cumsum(src, 0, out=col)\nprint(buf)")
+    pattern = _code_pattern("cumsum with out= gives values in the wrong places", "No error is raised.", code)
     assert pattern is not None
     assert (pattern.kind, pattern.test_mode.name) == (PatternKind.Layout_Mismatch, "variant:out")
 
