@@ -897,7 +897,9 @@ def _strided_view(node: ast.AST, int_names: set[str] | frozenset[str] = frozense
     if isinstance(node, ast.Subscript):
         index = node.slice
         parts = index.elts if isinstance(index, ast.Tuple) else [index]
-        return _inner_index(index, int_names) or any(isinstance(part, ast.Slice) and (part.step is not None or position > 0 and (
+        if _inner_index(index, int_names):
+            return True
+        return any(isinstance(part, ast.Slice) and (part.step is not None or position > 0 and (
             part.lower is not None or part.upper is not None)) for position, part in enumerate(parts))
     if isinstance(node, ast.Attribute):
         return node.attr in ("T", "mT", "mH", "H")
