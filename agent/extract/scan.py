@@ -532,6 +532,9 @@ class _Scanner(ast.NodeVisitor):
             self.facts.operators.append(CallSite(_ARITHMETIC[type(node.op)], "operator", {}, [],
                                                  node.lineno, self.depth > 0, self.print_depth > 0,
                                                  measures_difference=id(node) in self.measured_differences))
+        elif type(node.op) in _BITWISE and any(self._torch_call(side) for side in (node.left, node.right)):
+            self.facts.operators.append(CallSite(_BITWISE[type(node.op)], "operator", {}, [],
+                                                 node.lineno, self.depth > 0, self.print_depth > 0))
         self.generic_visit(node)
 
     # Note [Comparisons as operators]
@@ -561,6 +564,10 @@ class _Scanner(ast.NodeVisitor):
         self.generic_visit(node)
 
     visit_While = visit_If  # noqa: N815
+
+    def _torch_call(self, side: ast.expr) -> bool:
+        """``torch.arange(10)``, ``torch.tensor(x, device=d)``: an operand that is a torch function's result."""
+        return isinstance(side, ast.Call) and (self.qualify(side.func) or "").startswith("torch.")
 
     def _tensor_operands(self, node: ast.BinOp) -> bool:
         """An operand that may be a tensor: not a literal, a known int, a string or a len()/range() value."""
@@ -836,12 +843,16 @@ _COMPARISONS: dict[type, str] = {
 }
 # Methods that turn a comparison into a check (``(a == b).all()``), not a computation under test.
 _CHECKING_METHODS = frozenset({"all", "any", "item", "sum", "nonzero", "count_nonzero", "float", "mean", "tolist"})
+# A bare bitwise operator (``1 << torch.arange(10)``, ``torch.tensor(bits) & 3``) runs the bitwise op when an
+# operand is a torch function's result; on any other operands it is as often a set or an int (``1 << n``).
+_BITWISE: dict[type, str] = {
+    ast.BitOr: "torch.bitwise_or", ast.BitAnd: "torch.bitwise_and", ast.BitXor: "torch.bitwise_xor",
+    ast.LShift: "torch.bitwise_left_shift", ast.RShift: "torch.bitwise_right_shift",
+}
 # An augmented bitwise update (``mask[i] |= hit``, ``bits ^= 5``) runs the bitwise op on its target; a bare
 # ``a | b`` is as often a set, a dict merge or a type annotation, so it is not read.
 _AUGMENTED: dict[type, str] = {
-    **_ARITHMETIC, ast.BitOr: "torch.bitwise_or", ast.BitAnd: "torch.bitwise_and", ast.BitXor: "torch.bitwise_xor",
-    ast.LShift: "torch.bitwise_left_shift", ast.RShift: "torch.bitwise_right_shift",
-}
+    **_ARITHMETIC, **_BITWISE}
 
 
 def _reduces(node: ast.AST) -> bool:

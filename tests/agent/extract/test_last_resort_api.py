@@ -92,3 +92,16 @@ def test_a_reduction_of_one_result_is_still_the_op_left() -> None:
     code = "import torch\nx = torch.full((3, 5), 0.1, dtype=torch.float16)\nprint(x.mean(), x.double().mean())\n"
     a = analyze_issue("low precision average drifts", _issue(code, "The float16 value is off."), SILENT)
     assert a.pattern is not None and a.pattern.api == "torch.mean"
+
+
+def test_a_shift_of_a_torch_result_is_the_bitwise_op_under_test() -> None:
+    code = "import torch\nprint(1 << torch.arange(6, device='mps'))\n"
+    a = analyze_issue("left shift by a tensor gives a wrong sequence on the accelerator",
+                      _issue(code, "It prints 0, 2, 4 where powers of two are expected."), SILENT)
+    assert a.pattern is not None
+    assert (a.pattern.api, a.pattern.kind.value) == ("torch.bitwise_left_shift", "Device_Mismatch")
+
+
+def test_bitwise_operators_on_plain_names_are_not_an_op_under_test() -> None:
+    facts = scan_tree(ast.parse("import torch\nn = int(input())\nmask = 1 << n\nflags = seen | other\n"))
+    assert facts.operators == []
