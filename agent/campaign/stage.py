@@ -145,10 +145,10 @@ def run_campaign(store: Store, config: CampaignConfig, *, on_result: ResultCallb
     remaining_variants = Counter(state.hid for state in states)
 
     @db_retry
-    def persist(hid: int, result: Any, variant: str) -> None:
-        """Commit one result; a database that blinks is retried (Note [One verdict per claim] makes the retry
-        safe), one that stays away stops the campaign with the harness still claimed, so the next campaign
-        runs it again. A result whose claim another driver took over is dropped: that driver runs it."""
+    def commit_result(hid: int, result: Any, variant: str) -> Counter:
+        """Commit one result with the run's counters; a database that blinks is retried (Note [One verdict per
+        claim] makes the retry safe). A result whose claim another driver took over is dropped: that driver
+        runs it."""
         step = Counter({f"verdict:{result.verdict}": 1, "executions": int(result.executions), "tasks": 1})
         with store.session() as session:
             if q.record_result(session, hid, run_id, verdict=result.verdict, reason=result.reason,
@@ -156,13 +156,20 @@ def run_campaign(store: Store, config: CampaignConfig, *, on_result: ResultCallb
                                variant=variant) is None:
                 step = Counter({"claims_lost": 1})
             q.save_counters(session, run_id, dict(counters + step))
+        return step
+
+    def persist(hid: int, result: Any, variant: str) -> None:
+        """Store one result, then tell the caller. A database that stays away stops the campaign with the
+        harness still claimed, so the next campaign runs it again. The caller's hook is retried on its own: a
+        retry of the commit after it succeeded would find its row and count the task a second time."""
+        step = commit_result(hid, result, variant)
         counters.update(step)  # only once committed, so a retried write never counts twice
         if "claims_lost" in step:
             return
         summary.verdicts[result.verdict] += 1
         summary.executions += int(result.executions)
         if on_result is not None:
-            on_result(hid, result)
+            db_retry(on_result)(hid, result)
 
     @db_retry
     def claim(hid: int) -> bool:

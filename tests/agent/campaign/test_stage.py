@@ -129,3 +129,30 @@ def test_every_worker_starts_a_harness_even_when_the_executor_outlasts_the_budge
         statuses = sorted(session.get(models.Harness, hid).status for hid in ids)
         assert statuses == ["done", "done", "pending"]
         assert session.get(models.Harness, ids[2]).attempts == 0  # the third was never claimed
+
+
+def test_a_database_blink_in_the_result_hook_counts_the_task_once(store: Store, tmp_path) -> None:
+    """The hook writes too (the pipeline folds source re-checks in); when the database goes away under it, the
+    hook runs again, but the result it follows is neither stored nor counted a second time."""
+    from sqlalchemy.exc import OperationalError
+
+    pattern_id = add_issue_with_pattern(store)
+    with store.session() as session:
+        (candidate,) = tq.add_candidates(session, pattern_id, [{"target_api": "torch.relu", "score": 0.9}])
+        tq.add_harness(session, candidate.id, GOOD)
+    calls: list[int] = []
+
+    def blinks_once(harness_id: int, result) -> None:  # type: ignore[no-untyped-def]
+        calls.append(harness_id)
+        if len(calls) == 1:
+            raise OperationalError("UPDATE source_rechecks", {}, Exception("server closed the connection"))
+
+    config = CampaignConfig(budget_s=3600, workers=1, min_harness_budget_s=1, workdir=str(tmp_path), min_inputs=10,
+                            max_executions=40, scheduler="even")
+    summary = run_campaign(store, config, on_result=blinks_once,
+                           pool_factory=partial(WorkerPool, preload_opinfo=False))
+    assert len(calls) == 2 and summary.verdicts == {"passed": 1}
+    with store.session() as session:
+        run = session.get(models.Run, summary.run_id)
+        assert session.query(models.Finding).count() == 1
+        assert run.counters["tasks"] == 1 and run.counters["verdict:passed"] == 1
