@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import signal
 import subprocess
 import tempfile
@@ -36,7 +37,7 @@ from typing import IO
 
 from agent.extract.recording import MAX_RECORDING_BYTES, Recording, RecordingRejected, parse_recording
 from agent.text_safety import one_line, strip_control
-from fuzz_core.record import PACKAGE_DIR, RECORDER_VERSION, RUNNER
+from fuzz_core.record import EMULABLE, PACKAGE_DIR, RECORDER_VERSION, RUNNER
 from fuzz_core.sandbox import SandboxUnavailable, require_bwrap, signal_name
 
 RECORD_TIMEOUT_S = 60.0  # one report's recorded run (hard limit; an inductor compile takes a while)
@@ -45,6 +46,7 @@ SCRIPT_NAME = "report_repro.py"
 OUT_NAME = "recording.json"
 NO_SANDBOX = "the command runs with --no-sandbox; a report's code runs only inside the bubblewrap sandbox"
 _TAIL = 2000
+DEVICE_NAMES = {"cuda": "CUDA", "mps": "MPS"}
 _READ_TAIL = 64 * 1024
 
 
@@ -122,40 +124,45 @@ def _status(recording: Recording | None, exit_code: int | None, killed: bool) ->
     return "crashed", "the recorder did not finish"
 
 
-def needs_cuda(run: RecordRun) -> bool:
-    """Whether the run failed for want of CUDA (Note [CUDA on the CPU] in fuzz_core/record/recorder.py)."""
+def devices_wanted(run: RecordRun) -> tuple[str, ...]:
+    """The devices the run failed for want of, that the recorder can move to the CPU (Note [CUDA on the CPU]
+    in fuzz_core/record/recorder.py); none when it did not fail so."""
     recording = run.recording
     if recording is None or run.status not in ("raised", "exit") or recording.emulated:
-        return False
+        return ()
     raised = recording.exception
-    text = " ".join([raised.message, raised.where] if raised is not None else []).lower()
-    return "cuda" in text or any(c.error is not None and "cuda" in c.error.lower() for c in recording.calls[-5:])
+    texts = [" ".join([raised.message, raised.where]).lower()] if raised is not None else []
+    texts += [c.error.lower() for c in recording.calls[-5:] if c.error is not None]
+    return tuple(d for d in EMULABLE if any(re.search(rf"(?<![a-z]){d}(?![a-z])", text) for text in texts))
 
 
 def record_repro(code: str, *, sandbox: bool, timeout_s: float = RECORD_TIMEOUT_S, bwrap: str | None = None,
-                 cuda_on_cpu: bool = True, deadline: float | None = None) -> RecordRun:
+                 devices_on_cpu: bool = True, deadline: float | None = None) -> RecordRun:
     """Run `code` under the recorder in the sandbox; never without one (then it is not run and says why).
 
-    When the run fails for want of CUDA and `cuda_on_cpu` holds, it is run again with CUDA moved to the CPU
-    (Note [CUDA on the CPU]) if time is left before `deadline` (time.monotonic()); that run is returned, its
-    reason saying what the first one did.
+    When the run fails for want of CUDA or MPS and `devices_on_cpu` holds, it is run again with that device
+    moved to the CPU (Note [CUDA on the CPU]) if time is left before `deadline` (time.monotonic()); that run is
+    returned, its reason saying what the first one did.
     """
-    first = _record_once(code, sandbox=sandbox, timeout_s=timeout_s, bwrap=bwrap, emulate_cuda=False)
-    if not (cuda_on_cpu and needs_cuda(first)):
+    first = _record_once(code, sandbox=sandbox, timeout_s=timeout_s, bwrap=bwrap, emulate=())
+    wanted = devices_wanted(first) if devices_on_cpu else ()
+    if not wanted:
         return first
     left = timeout_s if deadline is None else min(timeout_s, deadline - time.monotonic())
     if left < 5.0:
         return first
-    second = _record_once(code, sandbox=sandbox, timeout_s=left, bwrap=bwrap, emulate_cuda=True)
+    second = _record_once(code, sandbox=sandbox, timeout_s=left, bwrap=bwrap, emulate=wanted)
     if second.recording is None:
         return first
-    second.reason = one_line(f"CUDA is missing here ({first.reason}); run again with CUDA on the CPU: "
+    named = " and ".join(DEVICE_NAMES[d] for d in wanted)
+    second.reason = one_line(f"{named} is missing here ({first.reason}); run again with {named} on the CPU: "
                              f"{second.reason}")[:400]
     second.seconds = round(first.seconds + second.seconds, 3)
     return second
 
 
-def _record_once(code: str, *, sandbox: bool, timeout_s: float, bwrap: str | None, emulate_cuda: bool) -> RecordRun:
+def _record_once(code: str, *, sandbox: bool, timeout_s: float, bwrap: str | None,
+                 emulate: tuple[str, ...]) -> RecordRun:
     from agent.export.verify import REPRO_LIMITS, repro_command
 
     digest = code_hash(code)
@@ -176,7 +183,7 @@ def _record_once(code: str, *, sandbox: bool, timeout_s: float, bwrap: str | Non
         script.write_text(code, encoding="utf-8")
         recording_path = Path(workdir) / OUT_NAME
         argv = [str(script.resolve()), str(recording_path), f"{soft_deadline:.3f}"]
-        command, env = repro_command(RUNNER, argv + (["emulate-cuda"] if emulate_cuda else []), workdir, tool,
+        command, env = repro_command(RUNNER, argv + ([f"emulate:{','.join(emulate)}"] if emulate else []), workdir, tool,
                                      readonly=[PACKAGE_DIR])
         process = subprocess.Popen(command, cwd=workdir, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
                                    start_new_session=True, preexec_fn=REPRO_LIMITS.apply)

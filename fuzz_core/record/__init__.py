@@ -11,8 +11,9 @@ from __future__ import annotations
 from pathlib import Path
 
 FORMAT = 1  # the recording's JSON layout; readers refuse other versions
-RECORDER_VERSION = "2"  # bump when what is recorded changes: stored recordings are then redone
+RECORDER_VERSION = "3"  # bump when what is recorded changes: stored recordings are then redone
+EMULABLE = ("cuda", "mps")  # devices a recorded run may move to the CPU (Note [CUDA on the CPU], recorder.py)
 RUNNER = Path(__file__).resolve().with_name("run_script.py")
 PACKAGE_DIR = Path(__file__).resolve().parent.parent  # the fuzz_core folder, mounted read-only in the sandbox
 
-__all__ = ["FORMAT", "PACKAGE_DIR", "RECORDER_VERSION", "RUNNER"]
+__all__ = ["EMULABLE", "FORMAT", "PACKAGE_DIR", "RECORDER_VERSION", "RUNNER"]

@@ -50,7 +50,7 @@ from torch.overrides import TorchFunctionMode
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils.weak import WeakIdKeyDictionary
 
-from fuzz_core.record import FORMAT, RECORDER_VERSION
+from fuzz_core.record import EMULABLE, FORMAT, RECORDER_VERSION
 
 HEAD_CALLS = 3000  # the first calls are kept ...
 TAIL_CALLS = 1000  # ... and the last ones (where the comparison usually is); the middle is counted
@@ -216,10 +216,10 @@ class _FunctionMode(TorchFunctionMode):
                 named = None
             if named is not None:
                 pending = rec.begin(named[1], named[0], args, kwargs, func)
-        if rec.emulate_cuda:  # Note [CUDA on the CPU]: asked for after the script failed for want of CUDA
-            func, args, kwargs, moved = _on_cpu(func, args, kwargs)
-            if moved and pending is not None:
-                pending["emulated"] = "cuda"
+        if rec.emulate:  # Note [CUDA on the CPU]: asked for after the script failed for want of a device
+            func, args, kwargs, moved = _on_cpu(func, args, kwargs, rec.emulate)
+            if moved is not None and pending is not None:
+                pending["emulated"] = moved
         first = rec.count
         try:
             result = func(*args, **kwargs)
@@ -235,46 +235,52 @@ class _FunctionMode(TorchFunctionMode):
 
 
 # Note [CUDA on the CPU]
-# A report's repro usually runs on CUDA, which this machine may lack: it then fails at its first CUDA call and
-# records little. The caller may run it again with `emulate_cuda`: every device argument that names cuda
-# becomes cpu (factory functions, ``.to``, ``.cuda()``, module moves, autocast), ``torch.cuda``'s seeding,
-# synchronising and cache calls do nothing, and each call that asked for cuda is marked ``emulated``. What it
-# computes is the CPU's result, so the run says which ops, dtypes, shapes and modes the script used, never
-# whether the CUDA bug reproduces.
+# A report's repro usually runs on an accelerator (CUDA, Apple's MPS) which this machine may lack: it then fails
+# at its first call there and records little. The caller may run it again with `emulate` naming the devices it
+# wanted: every device argument that names one of them becomes cpu (factory functions, ``.to``, ``.cuda()``,
+# module moves, autocast), ``torch.cuda``'s and ``torch.mps``'s seeding, synchronising and cache calls do
+# nothing, and each call that asked for such a device is marked ``emulated`` with its name. What it computes
+# is the CPU's result, so the run says which ops, dtypes, shapes and modes the script used, never whether the
+# device's bug reproduces.
 
 
-def _cuda(value: Any) -> bool:
+def _device_type(value: Any) -> str | None:
     if isinstance(value, torch.device):
-        return value.type == "cuda"
-    return isinstance(value, str) and (value == "cuda" or value.startswith("cuda:"))
+        return value.type
+    if isinstance(value, str):
+        return value.split(":", 1)[0] if value.split(":", 1)[0] in EMULABLE else None
+    return None
 
 
-def _on_cpu(func: Any, args: tuple, kwargs: dict) -> tuple[Any, tuple, dict, bool]:
-    """The call with cuda devices replaced by cpu, and whether anything was replaced."""
+def _on_cpu(func: Any, args: tuple, kwargs: dict, devices: tuple[str, ...]) -> tuple[Any, tuple, dict, str | None]:
+    """The call with the `devices` replaced by cpu, and the device it asked for (None: nothing replaced)."""
     name = getattr(func, "__name__", None)
-    if name == "cuda" and isinstance(getattr(func, "__objclass__", None), type) and args:
-        return torch.Tensor.cpu, (args[0],), {}, True
-    moved = False
-    if "device" in kwargs and _cuda(kwargs["device"]):
+    if name == "cuda" and "cuda" in devices and isinstance(getattr(func, "__objclass__", None), type) and args:
+        return torch.Tensor.cpu, (args[0],), {}, "cuda"
+    moved = None
+    if "device" in kwargs and _device_type(kwargs["device"]) in devices:
+        moved = _device_type(kwargs["device"])
         kwargs = {**kwargs, "device": "cpu"}
-        moved = True
-    if any(_cuda(a) for a in args):
-        args = tuple("cpu" if _cuda(a) else a for a in args)
-        moved = True
+    asked = [_device_type(a) for a in args]
+    if any(device in devices for device in asked):
+        moved = moved or next(device for device in asked if device in devices)
+        args = tuple("cpu" if device in devices else a for a, device in zip(args, asked))
     return func, args, kwargs, moved
 
 
-def _patch_cuda_runtime() -> None:
-    for name in ("synchronize", "empty_cache", "manual_seed", "manual_seed_all", "reset_peak_memory_stats",
-                 "ipc_collect", "set_device"):
-        if hasattr(torch.cuda, name):
-            setattr(torch.cuda, name, lambda *a, **k: None)
+def _patch_device_runtime(devices: tuple[str, ...]) -> None:
+    for device in devices:
+        runtime = getattr(torch, device, None)
+        for name in ("synchronize", "empty_cache", "manual_seed", "manual_seed_all", "reset_peak_memory_stats",
+                     "ipc_collect", "set_device"):
+            if runtime is not None and hasattr(runtime, name):
+                setattr(runtime, name, lambda *a, **k: None)
     cls = torch.amp.autocast_mode.autocast
     real_init = cls.__init__
 
     def __init__(this: Any, device_type: Any = "cuda", *args: Any, **kwargs: Any) -> None:
         this._transfuzz_asked = str(device_type)
-        real_init(this, "cpu" if str(device_type) == "cuda" else device_type, *args, **kwargs)
+        real_init(this, "cpu" if str(device_type) in devices else device_type, *args, **kwargs)
 
     cls.__init__ = __init__  # type: ignore[method-assign]
 
@@ -354,7 +360,7 @@ class Recorder:
         self.busy = 0
         self.suspended = 0
         self.scripting = 0  # torch.jit.script calls in progress (it scripts what it meets through itself)
-        self.emulate_cuda = False  # Note [CUDA on the CPU]
+        self.emulate: tuple[str, ...] = ()  # devices run on the CPU instead: Note [CUDA on the CPU]
         self.status = "running"
         self.exit_code: int | None = None
         self.exception: dict[str, Any] | None = None
@@ -760,8 +766,8 @@ class Recorder:
         return bool(hooks)
 
     def install(self) -> None:
-        if self.emulate_cuda:
-            _patch_cuda_runtime()
+        if self.emulate:
+            _patch_device_runtime(self.emulate)
         self._add_module_hooks()
         self._patch_compile()
         self._patch_jit()
@@ -983,7 +989,7 @@ class Recorder:
         calls = self.head + list(self.tail)
         return {
             "format": FORMAT, "recorder": RECORDER_VERSION, "torch": torch.__version__, "status": self.status,
-            "emulated": ["cuda"] if self.emulate_cuda else [],
+            "emulated": list(self.emulate),
             "exit_code": self.exit_code, "exception": self.exception, "seconds": round(time.monotonic() - self.started, 3),
             "calls": calls, "calls_total": self.count, "calls_dropped": self.count - len(calls),
             "events": self.events, "events_dropped": self.events_dropped,
@@ -1075,13 +1081,14 @@ class _ObservedObject:
 
 def main(argv: list[str]) -> int:
     if len(argv) < 2:
-        print("usage: run_script.py SCRIPT OUT.json [SOFT_DEADLINE [emulate-cuda]]", file=sys.stderr)
+        print("usage: run_script.py SCRIPT OUT.json [SOFT_DEADLINE [emulate:DEVICE,...]]", file=sys.stderr)
         return 2
     script, out = argv[0], argv[1]
     deadline = float(argv[2]) if len(argv) > 2 else 0.0  # wall-clock time (time.time()) of the soft limit
     soft = max(0.5, deadline - time.time()) if deadline > 0 else None
     recorder = Recorder(script, out, soft)
-    recorder.emulate_cuda = len(argv) > 3 and argv[3] == "emulate-cuda"
+    if len(argv) > 3 and argv[3].startswith("emulate:"):
+        recorder.emulate = tuple(d for d in argv[3][len("emulate:"):].split(",") if d in EMULABLE)
     sys.argv = [recorder.script]
     recorder.flush()  # something to read even if the script kills us at once
     tee = _Tee(sys.stdout, recorder)

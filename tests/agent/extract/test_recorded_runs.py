@@ -121,6 +121,18 @@ print(on_gpu)
 print(torch.equal(on_cpu, on_gpu))
 """
 
+MPS_ONLY = """
+import torch
+
+layer = torch.nn.Linear(6, 3)
+x = torch.randn(5, 6)
+expected = torch.nn.functional.softplus(layer(x), beta=2.0)
+layer = layer.to("mps")
+got = torch.nn.functional.softplus(layer(x.to(torch.device("mps"))), beta=2.0)
+torch.mps.synchronize()
+print((expected - got.cpu()).abs().max())
+"""
+
 # the loops sleep rather than spin (the suite shares two cores); the limits leave room for a slow torch import on a
 # busy machine, so the soft limit falls inside the loop (line 7), and after HANGS_HARD has blocked it
 HANGS = """
@@ -160,7 +172,8 @@ conn.sendall(b"GET / HTTP/1.0\\r\\n\\r\\n")
 
 SCRIPTS = {"compile": (COMPILE, 90.0), "jit": (JIT, 60.0), "precision": (PRECISION, 60.0),
            "layout": (LAYOUT, 60.0), "gradient": (GRADIENT, 60.0), "nan_inf": (NAN_INF, 60.0),
-           "removed_api": (REMOVED_API, 60.0), "cuda_only": (CUDA_ONLY, 60.0), "hangs": (HANGS, 30.0),
+           "removed_api": (REMOVED_API, 60.0), "cuda_only": (CUDA_ONLY, 60.0), "mps_only": (MPS_ONLY, 60.0),
+           "hangs": (HANGS, 30.0),
            "hangs_hard": (HANGS_HARD, 30.0), "network": (NETWORK, 60.0)}
 
 
@@ -282,8 +295,21 @@ def test_cuda_on_a_cpu_only_torch_fails_cleanly_then_runs_on_the_cpu(runs: dict[
     assert facts.trigger is not None and facts.trigger.params == {"bins": "8", "min": "0", "max": "4"}
 
 
+def test_mps_on_a_torch_without_it_runs_again_on_the_cpu_and_reads_as_an_mps_device_report(
+        runs: dict[str, RecordRun]) -> None:
+    run = runs["mps_only"]
+    assert run.reason.startswith("MPS is missing here (it raised RuntimeError at line 7: PyTorch is not linked with "
+                                 "support for mps devices); run again with MPS on the CPU: it ran to its end")
+    assert run.status == "ok" and run.recording is not None and run.recording.emulated == ["mps"]
+    assert {c.emulated for c in run.recording.calls} == {None, "mps"}
+    facts = _facts(run)
+    assert (facts.kind, facts.api, facts.test_mode) == (PatternKind.Device_Mismatch,
+                                                        "torch.nn.functional.softplus", "device:cuda")
+    assert facts.device_only == ["mps"]
+
+
 def test_cuda_failure_alone_keeps_the_calls_before_it() -> None:
-    run = record_repro(CUDA_ONLY, sandbox=True, timeout_s=60, cuda_on_cpu=False)
+    run = record_repro(CUDA_ONLY, sandbox=True, timeout_s=60, devices_on_cpu=False)
     assert run.status == "raised" and "CUDA" in run.reason
     assert _names(run)[-1] == "torch.Tensor.cuda"
     assert run.recording is not None and run.recording.calls[-1].error is not None
