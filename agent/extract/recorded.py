@@ -586,7 +586,8 @@ class _Reader:
                     modes.setdefault("grad", {})
                 continue
             if call.emulated is not None:  # asked for cuda or mps, ran on the CPU here (Note [CUDA on the CPU])
-                modes.setdefault("device:cuda", {})  # the accelerator-vs-cpu pair; device_only names which
+                # the accelerator-vs-cpu pair; a device other than cuda stays an option (Note [Device-only reports])
+                modes.setdefault("device:cuda", {} if call.emulated == "cuda" else {"device": call.emulated})
             if api is not None and public_name(call.name) != api:
                 continue
             # Note [Variants in a recording]: the op's in-place spelling or its out= form on one side only

@@ -305,7 +305,7 @@ def test_mps_on_a_torch_without_it_runs_again_on_the_cpu_and_reads_as_an_mps_dev
     facts = _facts(run)
     assert (facts.kind, facts.api, facts.test_mode) == (PatternKind.Device_Mismatch,
                                                         "torch.nn.functional.softplus", "device:cuda")
-    assert facts.device_only == ["mps"]
+    assert facts.test_options == {"device": "mps"} and facts.device_only == ["mps"]
 
 
 def test_cuda_failure_alone_keeps_the_calls_before_it() -> None:
