@@ -65,7 +65,7 @@ _LEGACY_DTYPES = {"Byte": "uint8", "Char": "int8", "Short": "int16", "Int": "int
 @dataclass
 class CallSite:
     api: str  # qualified: torch.nn.functional.relu6, torch.Tensor.scatter_add_, torch.nn.MaxPool2d
-    kind: str  # function | method | module | operator
+    kind: str  # function | method | module | operator | write (Note [Slice writes as a last resort])
     kwargs: dict[str, Any]
     args: list[Any]
     line: int
@@ -390,7 +390,8 @@ class _Scanner(ast.NodeVisitor):
                 elif isinstance(built.func, ast.Name) and built.func.id in self.user_classes:
                     self.instances[key] = "user:" + built.func.id
             if isinstance(target, ast.Subscript):
-                self._indexed_write(target)
+                if not self._indexed_write(target):
+                    self._slice_write(target, node.value)
                 self.visit(target)  # x[::2] = ...: a strided target is a layout fact
         names = [t.id for t in node.targets if isinstance(t, ast.Name)]
         self._bind_op_alias(names, node.value)
@@ -480,17 +481,43 @@ class _Scanner(ast.NodeVisitor):
             self.int_names.update(leaf.id for leaf in ast.walk(node.target) if isinstance(leaf, ast.Name))
         self.generic_visit(node)
 
-    def _indexed_write(self, target: ast.Subscript) -> None:
-        """``x[idx] = v`` / ``x[idx] += v`` with a tensor index or a mask is an index_put_ (advanced indexing)."""
+    def _indexed_write(self, target: ast.Subscript) -> bool:
+        """``x[idx] = v`` / ``x[idx] += v`` with a tensor index or a mask is an index_put_ (advanced indexing);
+        whether it was one."""
         index = target.slice
         if self._uses_numpy(target.value) or self._uses_numpy(index):  # a numpy array, not a tensor
-            return
+            return False
         parts = index.elts if isinstance(index, ast.Tuple) else [index]
         for part in parts:
             if isinstance(part, ast.Name) and part.id not in self.int_names or isinstance(part, ast.Compare | ast.List) or (
                     isinstance(part, ast.Call) and (self.qualify(part.func) or "").startswith("torch.")):
                 self._record("torch.Tensor.index_put_", "operator", target, {}, [])
-                return
+                return True
+        return False
+
+    def _slice_write(self, target: ast.Subscript, value: ast.expr) -> None:
+        """Note [Slice writes as a last resort]"""
+        if self._uses_numpy(target.value) or self._uses_numpy(value) or not isinstance(target.value, ast.Name):
+            return
+        if self._scalar_value(value):
+            return
+        self.facts.operators.append(CallSite("torch.Tensor.copy_", "write", {}, [], target.lineno, self.depth > 0,
+                                             self.print_depth > 0, scope=tuple(self.scope)))
+
+    def _scalar_value(self, node: ast.expr) -> bool:
+        """A number, not a tensor: a literal, a known int, ``float("nan")``, ``torch.inf``, ``-math.pi``, a list."""
+        if isinstance(node, ast.Constant | ast.List | ast.Tuple):
+            return True
+        if isinstance(node, ast.UnaryOp):
+            return self._scalar_value(node.operand)
+        if isinstance(node, ast.Name):
+            return node.id in self.int_names
+        if isinstance(node, ast.Attribute):
+            return (self.qualify(node) or "").rsplit(".", 1)[-1] in _CONSTANTS
+        if isinstance(node, ast.BinOp):
+            return self._scalar_value(node.left) and self._scalar_value(node.right)
+        return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in (
+            "float", "int", "bool", "complex", "len")
 
     def visit_Constant(self, node: ast.Constant) -> None:  # noqa: N802
         if isinstance(node.value, float | int) and not isinstance(node.value, bool):
@@ -825,6 +852,13 @@ _COMMENTED_NAMES = {"jit.script": "jit.script", "jit.trace": "jit.trace", "compi
 # equality of two results (``print(a == b)``).
 _DIFFERENCE_CALLS = frozenset({"sub", "subtract", "dist"})
 
+
+# Note [Slice writes as a last resort]
+# ``dst[:] = src[1]`` and ``y[:, 1] = z`` write through a view: ``Tensor.__setitem__`` with a basic index takes
+# the view and runs ``copy_`` into it, so the public op is torch.Tensor.copy_ (an index with a tensor or a mask
+# is index_put_, read apart). Most repros also write set-up values this way (``x[0] = float("nan")``,
+# ``w[:, 0] = 1``): a write of a number, a known int or a constant is a fill and is not read. A write of
+# anything else joins the operators as kind "write", read after them and only when no named call is left.
 
 # Note [Operators as a last resort]
 # ``v1 + v2`` and ``scores - mask * 1e6`` run torch.add / torch.sub / torch.mul when their operands are tensors,

@@ -205,7 +205,7 @@ def last_resort(calls: list[CallSite], operators: list[CallSite]) -> str | None:
     ``.sum().backward()``): every call was set aside as reporting or bookkeeping, and the report is about one
     of them. Then the computing method or arithmetic operator is the op under test, nearest to the code under
     test first: the snippet's own functions, then the top level, then inside print(); methods before
-    operators at each level, first use first. A reduction whose result is ``.backward()``-ed makes the loss;
+    operators, then slice writes (Note [Slice writes as a last resort], scan.py) at each level, first use first. A reduction whose result is ``.backward()``-ed makes the loss;
     one over the difference of two results (``(out1 - out2).abs().mean()``) measures the gap: neither is it.
     A dtype conversion inside the snippet's own functions (``x.to(torch.bfloat16)`` in a compiled forward) comes
     last at that level: where the code under test only converts, the conversion is what a mode may get wrong.
@@ -217,8 +217,9 @@ def last_resort(calls: list[CallSite], operators: list[CallSite]) -> str | None:
                and not s.measures_difference]
     conversions = [s for s in calls if level(s) == 0 and _converts_dtype(s)]
     ranked = sorted([(level(s), 0, i, s.api) for i, s in enumerate(methods)] +
-                    [(level(s), 1, i, s.api) for i, s in enumerate(operators) if not s.measures_difference] +
-                    [(0, 2, i, s.api) for i, s in enumerate(conversions)])
+                    [(level(s), 1 + (s.kind == "write"), i, s.api) for i, s in enumerate(operators)
+                     if not s.measures_difference] +
+                    [(0, 3, i, s.api) for i, s in enumerate(conversions)])
     for *_, api in ranked:
         if _fuzzable(api):
             return api

@@ -105,3 +105,27 @@ def test_a_shift_of_a_torch_result_is_the_bitwise_op_under_test() -> None:
 def test_bitwise_operators_on_plain_names_are_not_an_op_under_test() -> None:
     facts = scan_tree(ast.parse("import torch\nn = int(input())\nmask = 1 << n\nflags = seen | other\n"))
     assert facts.operators == []
+
+
+def test_a_slice_write_of_a_tensor_is_the_copy_under_test() -> None:
+    """Note [Slice writes as a last resort]: ``out[:] = rows[2]`` takes a view and copies into it."""
+    code = ("import torch\nrows = torch.arange(8.).reshape(2, 4).to('mps')\nout = torch.empty(4, device='mps')\n"
+            "out[:] = rows[1]\nprint(out)\n")
+    a = analyze_issue("writing a row through a slice leaves stale numbers on the accelerator",
+                      _issue(code, "It prints the old contents instead of 4, 5, 6, 7."), SILENT)
+    assert a.pattern is not None
+    assert (a.pattern.api, a.pattern.kind.value) == ("torch.Tensor.copy_", "Device_Mismatch")
+
+
+def test_slice_writes_of_numbers_are_set_up_not_an_op_under_test() -> None:
+    code = ("import math\nimport torch\nx = torch.randn(3, 3)\nk = 2\nx[0] = float('nan')\nx[1, :] = -math.inf\n"
+            "x[:, 2] = k\nx[2] = torch.nan\n")
+    assert scan_tree(ast.parse(code)).operators == []
+
+
+def test_an_op_the_snippet_runs_is_chosen_before_a_slice_write() -> None:
+    code = ("import torch\nx = torch.randn(4, 4, device='mps')\ny = torch.zeros(4, 4, device='mps')\n"
+            "y[:, 1] = x[:, 1]\nprint(y.logsumexp(0))\n")
+    a = analyze_issue("column copy then logsumexp is wrong on the accelerator", _issue(code, "The sums are off."),
+                      SILENT)
+    assert a.pattern is not None and a.pattern.api == "torch.logsumexp"
