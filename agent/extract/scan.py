@@ -39,9 +39,11 @@ GRAD_TRANSFORMS = frozenset(
                  "linearize")
 )
 EXPORT_CALLS = frozenset({"torch.export.export", "torch.export.export_for_training", "torch.export"})
+# dynamo's own export: the captured graph of torch calls, run as Python (the eager backend's path)
+DYNAMO_EXPORT = "torch._dynamo.export"
 # Calls that compile, trace or script the callable they are given (or decorate).
 COMPILING_CALLS = frozenset({"torch.compile", "torch.jit.trace", "torch.jit.trace_module", "torch.jit.script",
-                             *EXPORT_CALLS})
+                             DYNAMO_EXPORT, *EXPORT_CALLS})
 SEEDING_CALLS = frozenset({"torch.manual_seed", "torch.random.manual_seed", "torch.cuda.manual_seed",
                            "torch.cuda.manual_seed_all"})
 
@@ -744,6 +746,8 @@ class _Scanner(ast.NodeVisitor):
         elif api in EXPORT_CALLS:
             # an exported program runs the ATen graph dynamo and AOTAutograd captured: aot_eager's path
             self.facts.add_mode("compile:aot_eager", export=True)
+        elif api == DYNAMO_EXPORT:
+            self.facts.add_mode("compile:eager", export=True)
         elif api.endswith("quantize_dynamic"):
             self.facts.add_mode("quant:dynamic")
 

@@ -70,9 +70,10 @@ _COMPOSING_BUILDERS = frozenset({"torch.cat", "torch.stack"})
 
 
 def is_tooling(api: str) -> bool:
-    """Input builders, mode wrappers and comparators: never the API under test."""
+    """Input builders, mode wrappers and comparators: never the API under test. A tooling namespace named bare
+    ("torch.export", "torch.jit" in a title) is tooling as its members are."""
     return (not api.startswith("torch") or api in INFRA_TORCH or api in COMPARATORS or api.startswith(INFRA_PREFIXES)
-            or _LEGACY_CONSTRUCTOR.fullmatch(api) is not None)
+            or f"{api}." in INFRA_PREFIXES or _LEGACY_CONSTRUCTOR.fullmatch(api) is not None)
 
 
 def is_infra(site: CallSite) -> bool:
@@ -320,7 +321,8 @@ def prose_api(text: str) -> str | None:
     """``torch.foo`` / ``F.foo`` / ``nn.Foo`` written in prose, qualified."""
     for match in _PROSE_API_RE.finditer(text):
         qualified = f"{_PROSE_ALIASES[match.group(1)]}.{match.group(2)}"
-        if qualified.startswith(INFRA_PREFIXES) or qualified in INFRA_TORCH or qualified in COMPARATORS:
+        if qualified.startswith(INFRA_PREFIXES) or f"{qualified}." in INFRA_PREFIXES or qualified in INFRA_TORCH \
+                or qualified in COMPARATORS:  # torch.export, torch.jit: a tooling namespace, named bare
             continue
         if qualified.count(".") >= 1 and qualified.rsplit(".", 1)[-1] not in DTYPE_NAMES:
             return qualified

@@ -524,7 +524,39 @@ a.addcdiv_(b, c, value=3)
 print(r1, a)
 """), expected=("Variant_Mismatch", "torch.addcdiv", "variant:inplace"))
 
-ALL = [ATEN_OVERLOAD, CUSTOM_OP, FUNC_GRAD, VMAP, JACREV, EXPORT, MODULE_FORWARD, MPS, CUDA_METHOD, XPU,
+# dynamo's own export: a graph of torch calls run as Python, the eager backend's path
+DYNAMO_EXPORT = Report(
+    "dynamo_export", "BatchNorm2d in a graph from dynamo export uses batch statistics after eval()",
+    _describe(
+        "The module is in eval mode but the exported graph does not use the running statistics.",
+        """
+import torch
+
+net = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3), torch.nn.BatchNorm2d(4)).eval()
+x = torch.randn(2, 3, 8, 8)
+graph, guards = torch._dynamo.export(net)(x)
+print((net(x) - graph(x)).abs().max())
+"""),
+    labels=["oncall: pt2"],
+    expected=("Compile_Eager_Mismatch", "torch.nn.BatchNorm2d", "compile:eager"))
+
+# a title that names the export tool bare: the tool is not the op, the module the program runs is
+EXPORT_TOOL_IN_TITLE = Report(
+    "export_tool_in_title", "torch.export program of a group norm gives other values",
+    _describe(
+        "The exported program's output is off from the module's.",
+        """
+import torch
+
+norm = torch.nn.GroupNorm(2, 6)
+x = torch.randn(3, 6, 5)
+program = torch.export.export(norm, (x,))
+print((program.module()(x) - norm(x)).abs().max())
+"""),
+    labels=["oncall: export"],
+    expected=("Compile_Eager_Mismatch", "torch.nn.GroupNorm", "compile:aot_eager"))
+
+ALL = [DYNAMO_EXPORT, EXPORT_TOOL_IN_TITLE, ATEN_OVERLOAD, CUSTOM_OP, FUNC_GRAD, VMAP, JACREV, EXPORT, MODULE_FORWARD, MPS, CUDA_METHOD, XPU,
        TWO_NUMBERS, CHANNELS_LAST_FIXED, INPLACE, OUT_VARIANT, JIT_SCRIPT_ABS, AUTOCAST, SPLIT_BLOCKS, PROMPTS,
        UNFENCED, RAISES_LATER, INDENTED, DETAILS, INLINE_OUTPUTS, ALIASES, METHOD_CHAIN, CLOSED_COMPLETED,
        OLD_TEMPLATE, DYNAMO_OPTIMIZE, FUNCTORCH_VMAP, GRADCHECK, COMPILE_MODE, BOTH_FORMS]
