@@ -183,8 +183,9 @@ def _record_once(code: str, *, sandbox: bool, timeout_s: float, bwrap: str | Non
         script.write_text(code, encoding="utf-8")
         recording_path = Path(workdir) / OUT_NAME
         argv = [str(script.resolve()), str(recording_path), f"{soft_deadline:.3f}"]
-        command, env = repro_command(RUNNER, argv + ([f"emulate:{','.join(emulate)}"] if emulate else []), workdir, tool,
-                                     readonly=[PACKAGE_DIR])
+        if emulate:
+            argv.append(f"emulate:{','.join(emulate)}")
+        command, env = repro_command(RUNNER, argv, workdir, tool, readonly=[PACKAGE_DIR])
         process = subprocess.Popen(command, cwd=workdir, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
                                    start_new_session=True, preexec_fn=REPRO_LIMITS.apply)
         killed = False

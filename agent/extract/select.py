@@ -206,10 +206,11 @@ def last_resort(calls: list[CallSite], operators: list[CallSite]) -> str | None:
     ``.sum().backward()``): every call was set aside as reporting or bookkeeping, and the report is about one
     of them. Then the computing method or arithmetic operator is the op under test, nearest to the code under
     test first: the snippet's own functions, then the top level, then inside print(); methods before
-    operators, then slice writes (Note [Slice writes as a last resort], scan.py) at each level, first use first. A reduction whose result is ``.backward()``-ed makes the loss;
-    one over the difference of two results (``(out1 - out2).abs().mean()``) measures the gap: neither is it.
-    A dtype conversion inside the snippet's own functions (``x.to(torch.bfloat16)`` in a compiled forward) comes
-    last at that level: where the code under test only converts, the conversion is what a mode may get wrong.
+    operators, then slice writes (Note [Slice writes as a last resort], scan.py) at each level, first use first.
+    A reduction whose result is ``.backward()``-ed makes the loss; one over the difference of two results
+    (``(out1 - out2).abs().mean()``) measures the gap: neither is it. A dtype conversion inside the snippet's own
+    functions (``x.to(torch.bfloat16)`` in a compiled forward) comes last at that level: where the code under test
+    only converts, the conversion is what a mode may get wrong.
     """
     def level(site: CallSite) -> int:
         return 0 if site.in_user_code and not site.in_print else 2 if site.in_print else 1
