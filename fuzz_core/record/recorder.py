@@ -247,9 +247,8 @@ class _FunctionMode(TorchFunctionMode):
 def _device_type(value: Any) -> str | None:
     if isinstance(value, torch.device):
         return value.type
-    if isinstance(value, str):
-        return value.split(":", 1)[0] if value.split(":", 1)[0] in EMULABLE else None
-    return None
+    kind = value.split(":", 1)[0] if isinstance(value, str) else None
+    return kind if kind in EMULABLE else None
 
 
 def _on_cpu(func: Any, args: tuple, kwargs: dict, devices: tuple[str, ...]) -> tuple[Any, tuple, dict, str | None]:
