@@ -997,6 +997,44 @@ def commented_modes(source: str) -> list[str]:
     return [_COMMENTED_NAMES[m.group(1)] for m in _COMMENTED_MODE.finditer(source)]
 
 
+# Note [Layers built and never run]
+# Models in reports (many written by fuzzers or cut down from larger code) often build layers in ``__init__`` that
+# ``forward`` never calls: ``self.conv1 = nn.Conv2d(...)`` beside a forward of ``interpolate`` and ``inverse``. Such
+# a construction runs no tensor through the layer, so it is not the code under test, yet it counts as a call and,
+# built three times, outranks the ops forward runs. A module class built in ``__init__`` and assigned to an
+# attribute that no code of the snippet reads again (``self.conv1(x)``, ``model.conv1.weight``) is dropped from
+# the calls. A class that reaches its layers by other means (getattr, children(), modules(), _modules, __dict__)
+# keeps them all.
+_DYNAMIC_LAYER_ACCESS = frozenset({"children", "named_children", "modules", "named_modules", "_modules",
+                                   "__dict__", "parameters", "named_parameters", "state_dict", "apply"})
+
+
+def _drop_unused_layers(tree: ast.Module, facts: CodeFacts) -> None:
+    read: set[str] = set()
+    dynamic = False
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
+            read.add(node.attr)
+            dynamic |= node.attr in _DYNAMIC_LAYER_ACCESS
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("getattr", "vars"):
+            dynamic = True
+    if dynamic:
+        return
+    unused: list[tuple[int, int]] = []  # line spans of the unused constructions
+    for cls in (n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)):
+        for init in (n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name == "__init__"):
+            for stmt in ast.walk(init):
+                if not isinstance(stmt, ast.Assign) or not isinstance(stmt.value, ast.Call):
+                    continue
+                attrs = [t.attr for t in stmt.targets if isinstance(t, ast.Attribute)
+                         and isinstance(t.value, ast.Name) and t.value.id == "self"]
+                if attrs and len(attrs) == len(stmt.targets) and not any(a in read for a in attrs):
+                    unused.append((stmt.value.lineno, getattr(stmt.value, "end_lineno", None) or stmt.value.lineno))
+    if unused:
+        facts.calls = [c for c in facts.calls if not (c.in_constructor and c.kind == "module" and any(
+            first <= c.line <= last for first, last in unused))]
+
+
 def scan_tree(tree: ast.Module, *, session: bool = False) -> CodeFacts:
     """Facts of one parsed snippet; ``session`` when it was typed at a prompt (``>>>``, ``In [1]:``).
 
@@ -1010,6 +1048,7 @@ def scan_tree(tree: ast.Module, *, session: bool = False) -> CodeFacts:
     scanner = _Scanner(aliases)
     scanner.visit(tree)
     scanner.mark_shared_draws()
+    _drop_unused_layers(tree, scanner.facts)
     if session:
         for statement in tree.body:
             value = statement.value if isinstance(statement, ast.Expr) else None
