@@ -459,6 +459,13 @@ class _Scanner(ast.NodeVisitor):
                     self.facts.inplace_on_expanded = True
                 if _reads_a_view_of(node.target, [node.value]):
                     self.facts.inplace_overlaps = True
+            elif (isinstance(node.target, ast.Subscript) and isinstance(node.target.value, ast.Name)
+                  and not self._uses_numpy(node.target.value) and _sliced(node.target) and _sliced(node.value)
+                  and _reads_a_view_of(node.target, [node.value])):
+                # ``x[1:] -= x[:-1]`` is ``x[1:].sub_(x[:-1])``: an in-place write into a view that reads another
+                # view of the same memory (Note [Writes into repeating views] in modes.py)
+                self.facts.inplace_methods.append(_AUGMENTED[type(node.op)].rsplit(".", 1)[1] + "_")
+                self.facts.inplace_overlaps = True
         self.visit(node.value)
         if isinstance(node.target, ast.Subscript):
             self._indexed_write(node.target)
@@ -971,6 +978,15 @@ def _view_base(node: ast.AST) -> str | None:
             node = node.func.value
         else:
             return None
+
+
+def _sliced(node: ast.AST) -> bool:
+    """A subscript with a range in it (``x[1:]``, ``x[:, :-1]``): views of one tensor like that can share elements;
+    ``x[0]`` and ``x[1]`` cannot."""
+    if not isinstance(node, ast.Subscript):
+        return False
+    parts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+    return any(isinstance(part, ast.Slice) and (part.lower is not None or part.upper is not None) for part in parts)
 
 
 def _reads_a_view_of(written: ast.AST, operands: list[ast.AST]) -> bool:

@@ -6,8 +6,11 @@ values read from a tie-sensitive op, titles that say "miscompile" or name the op
 
 from __future__ import annotations
 
+import ast
+
 from agent.extract.analyzer import analyze_issue
 from agent.extract.codeblocks import code_blocks, unfenced_code
+from agent.extract.scan import scan_tree
 from agent.extract.text import without_code
 
 
@@ -299,6 +302,21 @@ def test_an_in_place_write_that_reads_the_slice_it_writes_does_not_overlap() -> 
     code = "import torch\nr = torch.arange(12.)\nprint(r[2:].mul_(r[2:]))\n"
     pattern = _pattern("squaring a slice in place loses precision", code, ["module: correctness (silent)"])
     assert pattern is None or pattern.kind.value != "Layout_Mismatch"
+
+
+def test_an_augmented_write_into_a_slice_from_a_shifted_slice_is_a_layout_report() -> None:
+    # ``r[1:] += r[:-1]`` runs ``r[1:].add_(r[:-1])``: the same overlap, spelled as an augmented assignment
+    code = "import torch\nr = torch.arange(10.)\nr[1:] += r[:-1]\nprint(r)\n"
+    pattern = _pattern("running sum written in place over a slice comes out wrong", code,
+                       ["module: correctness (silent)"])
+    assert pattern is not None
+    assert (pattern.kind.value, pattern.api, pattern.test_mode.name) == (
+        "Layout_Mismatch", "torch.add", "variant:inplace")
+
+
+def test_an_augmented_write_between_two_rows_of_one_tensor_does_not_overlap() -> None:
+    facts = scan_tree(ast.parse("import torch\nm = torch.ones(3, 3)\nm[0] += m[1]\n"))
+    assert not facts.inplace_overlaps
 
 
 def test_a_python_one_liner_in_a_shell_block_is_the_repro() -> None:
