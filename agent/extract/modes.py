@@ -270,8 +270,8 @@ def mode_pair(facts: CodeFacts, title: str, prose: str, signals: TextSignals) ->
     same condition: the kernel must write through its strides, and the report is about that layout. So is an out=
     tensor that overlaps what the call reads (``torch.add(x, y, out=x)``, ``torch.bmm(a, a.mT, out=a)``) or another
     of its outputs (``out=(t, t)``): which value survives depends on the order of the kernel's reads and writes.
-    So is an in-place write whose operand is a view of the tensor it writes (``a -= a[:1]``, ``x.add_(x.t())``);
-    ``a -= a`` is not (each element is read before it is written).
+    So is an in-place write whose operand is a view of the tensor it writes (``a -= a[:1]``, ``x.add_(x.t())``,
+    ``a[1:] -= a[:-1]``); ``a -= a`` is not (each element is read before it is written).
     """
     title, prose = title.lower(), prose.lower()  # the patterns are lower-case (no re.I: faster)
     found = _from_code(facts, title + "\n" + prose)
