@@ -402,7 +402,9 @@ class _Scanner(ast.NodeVisitor):
             self.int_names.update(names)
         else:  # a = 7 then a = torch.as_tensor(a): the name holds a tensor from here on
             self.int_names.difference_update(names)
-        if self._uses_numpy(node.value):
+        if self._torch_result(node.value):  # torch.tensor(np.random.randn()): numpy made the value, torch holds it
+            self.numpy_names.difference_update(names)
+        elif self._uses_numpy(node.value):
             self.numpy_names.update(names)
         value = node.value.value if isinstance(node.value, ast.Constant) else None
         for name in names:
@@ -605,6 +607,18 @@ class _Scanner(ast.NodeVisitor):
         """``torch.arange(10)``, ``torch.tensor(x, device=d)``: an operand that is a torch function's result."""
         return isinstance(side, ast.Call) and (self.qualify(side.func) or "").startswith("torch.")
 
+    def _torch_result(self, value: ast.expr) -> bool:
+        """A torch function's result, or a method chain on one (``torch.from_numpy(a).float()``): a tensor, whatever
+        numpy computed its argument with."""
+        node = value
+        while isinstance(node, ast.Call):
+            if self._torch_call(node):
+                return True
+            if not isinstance(node.func, ast.Attribute):
+                return False
+            node = node.func.value
+        return False
+
     def _tensor_operands(self, node: ast.BinOp) -> bool:
         """An operand that may be a tensor: not a literal, a known int, a string or a len()/range() value."""
         def plain(side: ast.expr) -> bool:
@@ -614,6 +628,8 @@ class _Scanner(ast.NodeVisitor):
                 return side.id in self.int_names or side.id in self.numpy_names
             if isinstance(side, ast.BinOp):
                 return plain(side.left) and plain(side.right)
+            if isinstance(side, ast.Call) and (self.qualify(side.func) or "").startswith(("numpy.", "math.")):
+                return True  # np.random.rand() + 1.0 is numpy's (or Python's) arithmetic
             return isinstance(side, ast.Call) and isinstance(side.func, ast.Name) and side.func.id in (
                 "len", "range", "int", "float", "str")
         return not (plain(node.left) and plain(node.right))

@@ -129,3 +129,21 @@ def test_an_op_the_snippet_runs_is_chosen_before_a_slice_write() -> None:
     a = analyze_issue("column copy then logsumexp is wrong on the accelerator", _issue(code, "The sums are off."),
                       SILENT)
     assert a.pattern is not None and a.pattern.api == "torch.logsumexp"
+
+
+def test_a_tensor_built_from_a_numpy_value_is_a_tensor_operand() -> None:
+    # torch.tensor(np.random.rand()) holds a tensor: arithmetic on it runs torch ops, unlike arithmetic on numpy values
+    code = (
+        "import numpy as np\nimport torch\nw = torch.tensor(np.random.rand() + 1.0, requires_grad=True)\n"
+        "y = 3 / w\ny.backward()\nprint(w.grad, -3 / w.detach() ** 2)\n"
+    )
+    a = analyze_issue("gradient of a scalar quotient disagrees with the closed form",
+                      _issue(code, "The gradient is slightly off from the closed form."), SILENT)
+    assert a.pattern is not None
+    assert (a.pattern.api, a.pattern.kind.value) == ("torch.div", "Gradient_Mismatch")
+
+
+def test_arithmetic_on_a_numpy_array_stays_out_of_the_operators() -> None:
+    facts = scan_tree(ast.parse("import numpy as np\nimport torch\nv = np.ones(3)\nu = v * 2\n"
+                                "print(torch.sigmoid(torch.from_numpy(u)))\n"))
+    assert not facts.operators
