@@ -58,6 +58,13 @@ SEEDING_CALLS = frozenset({"torch.manual_seed", "torch.random.manual_seed", "tor
 # expression), the compiled region is unknown and no draw is marked.
 
 
+# Note [Inductor drawing eager's numbers]
+# inductor's ``fallback_random`` makes compiled random ops call eager's generator, so after the same seed a compiled
+# ``torch.randn`` draws the numbers eager drew: PyTorch's own tests of inductor against eager set it, and so do the
+# reports written from them (``config.fallback_random = True``, ``@config.patch(fallback_random=True)``). A snippet
+# that sets it and seeds before its runs compares like with like, so a draw inside the compiled code is not the
+# random_ops false alarm (triage.py) for a compile pair; a traced or scripted pair still draws from its own stream.
+
 # The legacy typed constructors old reports build inputs with: the dtype (and the device) they name
 _LEGACY_TYPED = re.compile(r"torch\.(cuda\.)?(Byte|Char|Short|Int|Long|Half|BFloat16|Float|Double|Bool)Tensor")
 _LEGACY_DTYPES = {"Byte": "uint8", "Char": "int8", "Short": "int16", "Int": "int32", "Long": "int64",
@@ -101,6 +108,9 @@ class CodeFacts:
     inplace_methods: list[str] = field(default_factory=list)
     inplace_on_expanded: bool = False  # an in-place method or out= writes into an expanded (stride-0) view
     out_strided: bool = False  # out= is a strided view (x[::2], x.t(), a permutation): Note [Writes into repeating views]
+    # Note [Inductor drawing eager's numbers]: the snippet sets inductor's fallback_random (an assignment, or
+    # config.patch(fallback_random=True)), so compiled random ops draw as eager does after the same seed
+    fallback_random: bool = False
     out_overlaps: bool = False  # out= shares memory with an input or another output: Note [Writes into repeating views]
     inplace_overlaps: bool = False  # an in-place write reads a view of what it writes (a -= a[:1]): the same Note
     nan_checks: int = 0
@@ -154,6 +164,7 @@ class CodeFacts:
         self.inplace_on_expanded |= other.inplace_on_expanded
         self.out_strided |= other.out_strided
         self.out_overlaps |= other.out_overlaps
+        self.fallback_random |= other.fallback_random
         self.inplace_overlaps |= other.inplace_overlaps
         self.nan_checks += other.nan_checks
         self.assigned_names |= other.assigned_names
@@ -362,6 +373,8 @@ class _Scanner(ast.NodeVisitor):
 
     def _decorator(self, deco: ast.AST, decorated: str | None = None) -> None:
         target = deco.func if isinstance(deco, ast.Call) else deco
+        if isinstance(deco, ast.Call):
+            self._note_fallback_random(deco)
         name = self.qualify(target)
         if name in COMPILING_CALLS and decorated is not None:
             if self.compiled is not None:
@@ -374,8 +387,19 @@ class _Scanner(ast.NodeVisitor):
             else:
                 self._mode_call(name, {}, [])
 
+    def _note_fallback_random(self, call: ast.Call) -> None:
+        """``config.patch(fallback_random=True)``, as a call, a context or a decorator (Note [Inductor drawing
+        eager's numbers])."""
+        if isinstance(call.func, ast.Attribute) and call.func.attr == "patch" and any(
+                kw.arg == "fallback_random" and isinstance(kw.value, ast.Constant) and kw.value.value is True
+                for kw in call.keywords):
+            self.facts.fallback_random = True
+
     def visit_Assign(self, node: ast.Assign) -> None:  # noqa: N802
         self.visit(node.value)
+        if any(isinstance(t, ast.Attribute) and t.attr == "fallback_random" for t in node.targets) and (
+                isinstance(node.value, ast.Constant) and node.value.value is True):
+            self.facts.fallback_random = True
         for target in node.targets:
             for leaf in ast.walk(target):
                 if isinstance(leaf, ast.Name):
@@ -665,6 +689,7 @@ class _Scanner(ast.NodeVisitor):
         if isinstance(func, ast.Attribute) and func.attr in _CHECKING_METHODS and isinstance(func.value, ast.Compare):
             self.checks.add(id(func.value))
         self._value_hints(node, kwargs, args)
+        self._note_fallback_random(node)
         if qualified in COMPILING_CALLS and not self.decorating:
             self._compiled_target(node.args[0] if node.args else None)
         elif qualified in SEEDING_CALLS:

@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from agent.extract.modes import ModePair
-from agent.extract.scan import CallSite, CodeFacts
+from agent.extract.scan import SEEDING_CALLS, CallSite, CodeFacts
 from agent.extract.text import TextSignals
 from agent.extract.verdicts import FLOAT_NOISE, CommentVerdict, TrackerVerdict
 from agent.extract.vocab import (
@@ -119,6 +119,9 @@ def _draws_nothing(site: CallSite, t: TriageInput) -> bool:
 def _random_ops(t: TriageInput) -> str | None:
     if t.modes is None or t.modes.kind not in (PatternKind.JIT_Eager_Mismatch, PatternKind.Compile_Eager_Mismatch):
         return None
+    if t.modes.kind == PatternKind.Compile_Eager_Mismatch and t.facts.fallback_random and any(
+            c.api in SEEDING_CALLS for c in t.facts.calls):
+        return None  # Note [Inductor drawing eager's numbers] (scan.py)
     random_inside = [c.api for c in t.facts.calls if c.in_user_code and c.api in RANDOM_OPS and not c.in_constructor
                      and not c.shared_draw and not _draws_nothing(c, t)]  # Note [Draws outside the compiled code]
     if random_inside:

@@ -79,6 +79,31 @@ def test_a_draw_inside_the_compiled_module_is_still_an_rng_false_alarm() -> None
     assert a.triage.false_alarm_class == "random_ops"
 
 
+def test_a_draw_inside_compiled_code_with_inductors_fallback_random_is_no_rng_false_alarm() -> None:
+    # Note [Inductor drawing eager's numbers]: seeded before each run, compiled code draws eager's numbers
+    setting = "import torch\nimport torch._inductor.config\ntorch._inductor.config.fallback_random = True\n"
+    code = SEEDED_HELPER.replace("return x.div(2)", "return x.div(2) + torch.rand(5)").replace(
+        "import torch\n", setting, 1)
+    a = analyze_issue("compiled module halves differently from eager",
+                      _issue(code, "The compiled output differs from eager."), SILENT)
+    assert a.triage.false_alarm_class is None and a.triage.is_silent_bug, a.triage.reason
+
+
+def test_fallback_random_set_through_config_patch_is_read() -> None:
+    code = ("import torch\nfrom torch._inductor import config\n\n@config.patch(fallback_random=True)\n"
+            "def check():\n    torch.manual_seed(0)\n    return torch.compile(lambda: torch.rand(3))()\n")
+    assert scan_tree(ast.parse(code)).fallback_random
+
+
+def test_fallback_random_does_not_excuse_a_draw_inside_traced_code() -> None:
+    code = ("import torch\nimport torch._inductor.config as cfg\ncfg.fallback_random = True\n\n"
+            "def noisy(x):\n    return x + torch.rand(4)\n\ntorch.manual_seed(0)\nx = torch.ones(4)\n"
+            "t = torch.jit.trace(noisy, (x,))\ntorch.manual_seed(1)\na = noisy(x)\ntorch.manual_seed(1)\n"
+            "print(torch.equal(a, t(x)))\n")
+    a = analyze_issue("traced function differs from eager", _issue(code, "The traced output differs."), SILENT)
+    assert a.triage.false_alarm_class == "random_ops"
+
+
 def test_a_module_moved_to_a_device_is_still_an_instance_of_its_class() -> None:
     assert _draws(SEEDED_HELPER.replace("m = Halve()", "m = Halve().cuda().eval()")) == [True]
 
