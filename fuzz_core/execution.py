@@ -24,6 +24,9 @@ _UNSUPPORTED_KERNEL = re.compile(
     r"only supported for half, float and double|Expected both inputs to be Half, Float or Double|"
     r"supports floating point, complex, and integer tensors, but got|"
     r"expected a tensor with 2 or more dimensions of float, double|"
+    # a low-precision mode cast an argument the op only takes in float32/64 (a quantized op's float parameters); the
+    # reverse ("expected Half but found Float": the op made a float32 tensor from half inputs) stays a finding
+    r"expected scalar type (?:Float|Double) but found (?:Half|BFloat16)|"
     # gradient modes: an op without a backward formula, or an argument it has none for (a loss's target), has no
     # gradient to compare
     r"the derivative for '[\w.:]+' is not implemented|"
