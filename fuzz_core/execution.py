@@ -24,13 +24,16 @@ _UNSUPPORTED_KERNEL = re.compile(
     r"only supported for half, float and double|Expected both inputs to be Half, Float or Double|"
     r"supports floating point, complex, and integer tensors, but got|"
     r"expected a tensor with 2 or more dimensions of float, double|"
-    # a low-precision mode cast an argument the op only takes in float32/64 (a quantized op's float parameters); the
-    # reverse ("expected Half but found Float": the op made a float32 tensor from half inputs) stays a finding
-    r"expected scalar type (?:Float|Double) but found (?:Half|BFloat16)|"
     # gradient modes: an op without a backward formula, or an argument it has none for (a loss's target), has no
     # gradient to compare
     r"the derivative for '[\w.:]+' is not implemented|"
     r"is not differentiable with respect to argument '\w+'")
+
+
+# A low-precision mode cast an argument the op only takes in float32/64 (a quantized op's float parameters): read only
+# for modes that cast (compute_dtype); out of any other mode it is that mode's own error. The reverse ("expected Half
+# but found Float": the op made a float32 tensor from half inputs) stays a finding.
+_FLOAT_ONLY_ARGUMENT = re.compile(r"expected scalar type (?:Float|Double) but found (?:Half|BFloat16)")
 
 
 @dataclass
@@ -151,6 +154,8 @@ def failed(mode: Mode, exc: Exception) -> Execution:
     if isinstance(exc, NotApplicable):
         return Execution("na", error=exc)
     if mode.name != "eager" and _UNSUPPORTED_KERNEL.search(str(exc)):
+        return Execution("na", error=exc)
+    if mode.compute_dtype is not None and _FLOAT_ONLY_ARGUMENT.search(str(exc)):
         return Execution("na", error=exc)
     return Execution("exc", error=exc)
 

@@ -19,3 +19,9 @@ def test_an_op_that_makes_float32_from_half_inputs_is_still_an_exception() -> No
 def test_the_eager_reference_raising_is_never_not_applicable() -> None:
     run = failed(get_mode("eager"), RuntimeError("expected scalar type Float but found Half"))
     assert run.status == "exc"
+
+
+def test_a_compiled_mode_raising_it_is_still_an_exception() -> None:
+    # compile keeps the inputs' dtypes: a dtype error only the compiled side raises is its own bug
+    run = failed(get_mode("compile:inductor"), RuntimeError("expected scalar type Float but found Half"))
+    assert run.status == "exc"
