@@ -372,6 +372,10 @@ class GradMode(Mode):
         if self.inner is not None:
             self.inner.check(target, sample)
 
+    def canonicalize(self, sample: Sample) -> Sample:
+        """The input as the forward mode takes it (Note [Empty inputs in compiled code] in modes/compile.py)."""
+        return sample if self.inner is None else self.inner.canonicalize(sample)
+
     def run(self, target: Target, sample: Sample) -> Any:
         exclude = index_like_positions(target, sample)
         if self.inner is None:
