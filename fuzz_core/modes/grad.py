@@ -393,27 +393,29 @@ class GradMode(Mode):
         return reference.grads
 
     def repro_source(self, target: Target | None = None, sample: Sample | None = None) -> str:
-        forward = "\n    forward = fn"
+        # the script runs each mode under no_grad (its `run`): gradients are taken with grad mode on again
+        forward = "\n        forward = fn"
         if self.inner is not None and self.inner.name.startswith("compile:"):
-            forward = f"\n    forward = torch.compile(fn, backend={self.inner.name.split(':', 1)[1]!r})"
+            forward = f"\n        forward = torch.compile(fn, backend={self.inner.name.split(':', 1)[1]!r})"
         elif self.inner is not None:  # device:<name>: the forward there, its outputs back on the CPU
-            forward = _ON_DEVICE.format(device=self.inner.name.split(":", 1)[1])
+            forward = "\n    ".join(_ON_DEVICE.format(device=self.inner.name.split(":", 1)[1]).split("\n"))
         return f'''
 def run_mode(fn, args, kwargs):
     import torch._inductor.config
-    torch._inductor.config.fallback_random = True{forward}
-    leaves = []
-    def leaf(t):
-        if t.is_floating_point():
-            t = t.detach().clone().requires_grad_(True)
-            leaves.append(t)
-        return t
-    args, kwargs = torch.utils._pytree.tree_map_only(torch.Tensor, leaf, (args, kwargs))
-    out = forward(*args, **kwargs)
-    outs = [o for o in torch.utils._pytree.tree_leaves(out) if isinstance(o, torch.Tensor) and o.is_floating_point()]
-    vs = [torch.randn(o.shape, generator=torch.Generator().manual_seed({COTANGENT_SEED} + i), dtype=torch.float64).to(o.dtype)
-          for i, o in enumerate(outs)]
-    return torch.autograd.grad(outs, leaves, vs, allow_unused=True)
+    torch._inductor.config.fallback_random = True
+    with torch.enable_grad():{forward}
+        leaves = []
+        def leaf(t):
+            if t.is_floating_point():
+                t = t.detach().clone().requires_grad_(True)
+                leaves.append(t)
+            return t
+        args, kwargs = torch.utils._pytree.tree_map_only(torch.Tensor, leaf, (args, kwargs))
+        out = forward(*args, **kwargs)
+        outs = [o for o in torch.utils._pytree.tree_leaves(out) if isinstance(o, torch.Tensor) and o.is_floating_point()]
+        vs = [torch.randn(o.shape, generator=torch.Generator().manual_seed({COTANGENT_SEED} + i), dtype=torch.float64).to(o.dtype)
+              for i, o in enumerate(outs)]
+        return torch.autograd.grad(outs, leaves, vs, allow_unused=True)
 '''
 
 

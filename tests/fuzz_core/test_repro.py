@@ -156,3 +156,39 @@ def test_harness_code_is_referenced_by_file_never_pasted(tmp_path: Path) -> None
     script.write_text(source)
     ran = _run(script)
     assert ran.returncode == 0, ran.stdout + ran.stderr
+
+
+WRONG_GRADIENT = '''
+class _Doubled(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return torch.sin(x)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        return 2 * grad * torch.cos(x)  # deliberately twice the derivative
+
+def make_inputs(seed):
+    g = torch.Generator().manual_seed(seed)
+    return (torch.randn(3, 4, generator=g),), {}
+
+def target(x):
+    return _Doubled.apply(x)
+'''
+
+
+def test_a_gradient_findings_repro_takes_gradients_although_the_script_runs_modes_under_no_grad(
+        tmp_path: Path) -> None:
+    spec = HarnessSpec(api="planted.sin", input_source="code", code=WRONG_GRADIENT, reference_mode="grad:numeric",
+                       test_mode="grad", kind="Gradient_Mismatch")
+    result = run_harness(spec, max_executions=10, workdir=tmp_path / "work")
+    assert result.verdict == "confirmed", result.reason
+    script = tmp_path / "repro.py"
+    script.write_text(result.repro)
+    found = _run(script)
+    assert found.returncode == 1, found.stdout + found.stderr
+    # the mismatch is the gradients' values, not the test mode failing to take gradients at all
+    assert "MISMATCH" in found.stdout and "raises" not in found.stdout, found.stdout
+    assert "does not require grad" not in found.stdout + found.stderr
