@@ -16,7 +16,9 @@ the input). The table holds pure tensor computations only:
 - each other spelling of one of those objects in the same namespaces (``torch.einsum`` for
   ``torch.functional.einsum``), and OpInfo's ``torch.<name>`` spellings of Tensor-only methods
   (``torch.view``), which resolve to OpInfo's own op (torch's OpInfo database is imported only
-  for a two-part name torch does not have: it takes seconds).
+  for a two-part name torch does not have: it takes seconds);
+- ``torch.autograd.Function``, the construct, which names the fuzz core's own custom Functions
+  (Note [Custom autograd Functions] in fuzz_core/custom_functions.py), never a class of the input.
 
 Minus everything that does I/O, registers hooks, sets global state, compiles or parses code,
 forks, or touches devices' runtimes or distributed (``EXCLUDED``, checked first so that each
@@ -243,6 +245,9 @@ def allowed_apis() -> Mapping[str, Any]:
         obj = getattr(torch.nn, name, None)
         if not name.startswith("_") and _is_tensor_module(obj):
             add(f"torch.nn.{name}", obj)
+    from fuzz_core.custom_functions import CUSTOM_FUNCTION_API, custom_function_callable
+
+    table[CUSTOM_FUNCTION_API] = custom_function_callable()
     allowed_ids = {id(obj) for obj in table.values()}
     for path in _ALIAS_NAMESPACES:
         for name, obj in _public_callables(_namespace(path)):

@@ -16,6 +16,7 @@ import textwrap
 import torch
 
 from fuzz_core import saved_inputs
+from fuzz_core.custom_functions import CUSTOM_FUNCTION_API, functions_source
 from fuzz_core.modes.base import Mode
 from fuzz_core.oracles import tolerance
 from fuzz_core.oracles.closeness import comparison_source
@@ -230,6 +231,11 @@ def _target_source(target: Target, harness_path: str | None) -> str:
                 "    spec.loader.exec_module(module)\n"
                 "    return module.target\n")
     api = checked_name(target.api)
+    if api == CUSTOM_FUNCTION_API:  # the fuzz core's own Functions, the text it ran (Note [Custom autograd Functions])
+        return ("# --- the custom autograd Functions under test, written by TransFuzz (not taken from any report);\n"
+                "# the input's `function` keyword picks one\n"
+                f"{functions_source()}\n\n"
+                "def make_fn(dtype=None):\n    return custom_function\n")
     if target.opinfo_call is not None:
         name, variant = target.opinfo_call
         return ("def make_fn(dtype=None):\n"

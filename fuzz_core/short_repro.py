@@ -23,6 +23,7 @@ from typing import Any
 import torch
 
 from fuzz_core.api_names import rejection_reason
+from fuzz_core.custom_functions import CUSTOM_FUNCTION_API
 from fuzz_core.inputs import Sample
 from fuzz_core.oracles.closeness import comparison_source
 from fuzz_core.oracles.tolerance import DTYPE_PRECISIONS, LOW_PRECISION_ULPS
@@ -207,6 +208,9 @@ def render_short_repro(spec: HarnessSpec, target: Target, sample: Sample, failur
     """The script's text; NoShortRepro when this finding has no short plain-torch form."""
     if target.code or target.is_module_class or target.opinfo_call is not None:
         raise NoShortRepro("the target is not a plain torch function call (harness code, module or OpInfo variant)")
+    if target.api == CUSTOM_FUNCTION_API:
+        raise NoShortRepro("the custom Functions under test are defined in the full repro (Note [Custom autograd "
+                           "Functions])")
     if rejection_reason(target.api) is not None or not target.api.startswith("torch."):
         raise NoShortRepro(f"{one_line(target.api)[:60]!r} is not a checked public torch API")
     api = checked_name(target.api)

@@ -18,6 +18,7 @@ import torch
 from fuzz_core.inputs import Sample
 from fuzz_core.inputs.arg_recipes import (Derived, Exact, Ints, Nested, Quant, Rand,
                                           RecipeBuilder, Seq, SparseCoo)
+from fuzz_core.custom_functions import CUSTOM_FUNCTION_API, FUNCTIONS
 from fuzz_core.target import Target
 
 
@@ -157,6 +158,10 @@ RULES: dict[str, tuple[Call, ...]] = {
     "torch.sym_float": (Call((2,)),), "torch.sym_max": (Call((1, 2)),),
     "torch.sym_min": (Call((1, 2)),), "torch.sym_not": (Call((True,)),), "torch.sym_sqrt": (Call((4.0,)),),
     "torch.sym_ite": (Call((True, 1, 2)),),
+    # the fuzz core's own custom Functions (Note [Custom autograd Functions]): each of them on a matrix, a vector
+    # and a scalar
+    CUSTOM_FUNCTION_API: tuple(Call((Rand(shape),), {"function": name}) for name in FUNCTIONS
+                               for shape in ((4, 5), (6,), ())),
 }
 
 

@@ -41,6 +41,7 @@ from typing import Any, Callable
 
 import torch
 
+from fuzz_core.custom_functions import CUSTOM_FUNCTION_API
 from fuzz_core.inputs import Sample
 from fuzz_core.modes.base import Mode, NotApplicable, bound_callable
 from fuzz_core.target import Target
@@ -367,6 +368,11 @@ class GradMode(Mode):
     reference_basis: dict[str, str] | None = None  # where the last fp64 reference came from
 
     def check(self, target: Target, sample: Sample) -> None:
+        if self.inner is None and target.api == CUSTOM_FUNCTION_API:
+            # eager gradients are tested against float64 central differences (grad:numeric): a custom Function's
+            # backward is its author's rule, not the derivative (Note [Custom autograd Functions])
+            raise NotApplicable(f"{self.name}: a custom Function's backward is its author's rule, not the derivative; "
+                                "its gradients are compared through another mode (grad:compile:*)")
         if not any(_differentiable(t) for t in map_tensors_leaves(sample)):
             raise NotApplicable(f"{self.name}: the call has no floating-point input to differentiate")
         if self.inner is not None:
