@@ -18,6 +18,7 @@ from agent.extract.verdicts import read_verdict, tracker_verdict
 from agent.extract.vocab import TRAIN_MODE_MODULES
 from agent.llm.schemas import TriageResult
 from agent.patterns import BugPattern, Mode, Oracle, OracleKind, PatternKind, Trigger
+from fuzz_core.custom_functions import CUSTOM_FUNCTION_API, TIED_INPUTS
 
 ANALYZER_VERSION = "1"
 MAX_REPRO_CHARS = 6000
@@ -33,6 +34,11 @@ class Analysis:
     api_candidates: list[tuple[str, float]] = field(default_factory=list)
     facts: CodeFacts | None = None
     rejected_apis: dict[str, str] = field(default_factory=dict)  # api -> why it may not be fuzzed
+
+
+# Test modes that run the target through other code (compiled, traced, on a device): what a custom Function's
+# backward must survive (Note [A custom Function under test] in scan.py)
+_THROUGH_ANOTHER_MODE = ("compile:", "grad:compile:", "jit.", "device:", "grad:device:")
 
 
 def _params(facts: CodeFacts, api: str) -> dict[str, str]:
@@ -209,6 +215,8 @@ def analyze_issue(title: str, body: str, labels: list[str], comments: list[str] 
         api = culprit or api
     # triage reads the report as written; the pattern names only an API torch's public namespace has
     api, rejected = _checked_api(api, ranked)
+    if facts.custom_function_applied and modes is not None and modes.test.startswith(_THROUGH_ANOTHER_MODE):
+        api = CUSTOM_FUNCTION_API  # Note [A custom Function under test] (scan.py)
     pattern, error = None, None
     if api is None and rejected:
         error = "no usable torch API: " + "; ".join(f"{name} rejected ({why})" for name, why in rejected.items())
@@ -219,6 +227,8 @@ def analyze_issue(title: str, body: str, labels: list[str], comments: list[str] 
     else:
         try:
             trigger = _trigger(facts, modes, api)
+            if api == CUSTOM_FUNCTION_API and facts.custom_function_tied:
+                trigger.params["function"] = TIED_INPUTS
             # Note [A non-finite result names the kind], Note [One side raises] (modes.py)
             printed_nan = "nan" not in facts.special_values and prints_nan(rules_text)
             kind = symptom_kind(modes.kind, title, prose, printed_nan=printed_nan)

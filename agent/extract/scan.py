@@ -113,6 +113,11 @@ class CodeFacts:
     fallback_random: bool = False
     out_overlaps: bool = False  # out= shares memory with an input or another output: Note [Writes into repeating views]
     inplace_overlaps: bool = False  # an in-place write reads a view of what it writes (a -= a[:1]): the same Note
+    # Note [A custom Function under test]: classes of the snippet that subclass torch.autograd.Function, whether one
+    # is applied (``F.apply(x)``) outside its own body, and whether an application passes one name twice
+    custom_functions: list[str] = field(default_factory=list)
+    custom_function_applied: bool = False
+    custom_function_tied: bool = False
     nan_checks: int = 0
     assigned_names: set[str] = field(default_factory=set)  # variables and parameters the snippet binds
     # Note [What a repro prints]: values printed at the top level (not labels), and whether one of them is a
@@ -166,11 +171,23 @@ class CodeFacts:
         self.out_overlaps |= other.out_overlaps
         self.fallback_random |= other.fallback_random
         self.inplace_overlaps |= other.inplace_overlaps
+        self.custom_functions += [c for c in other.custom_functions if c not in self.custom_functions]
+        self.custom_function_applied |= other.custom_function_applied
+        self.custom_function_tied |= other.custom_function_tied
         self.nan_checks += other.nan_checks
         self.assigned_names |= other.assigned_names
         self.printed_values += other.printed_values
         self.prints_difference |= other.prints_difference
         self.operators += other.operators
+
+
+# Note [A custom Function under test]
+# A report whose snippet defines a torch.autograd.Function subclass and applies it, compared through compiled,
+# traced or transformed code, is about how that code runs the user's backward rule: the API under test is the
+# construct (fuzz_core/custom_functions.py, Note [Custom autograd Functions]), not the op inside its forward nor
+# the reduction after it. The scanner notes the classes, their applications and an application that passes one
+# tensor twice (whose gradients must add up); agent/extract/analyzer.py names the construct.
+_FUNCTION_BASES = frozenset({"torch.autograd.Function", "torch.autograd.function.Function"})
 
 
 def _statements(body: list[ast.stmt]) -> list[ast.stmt]:
@@ -311,6 +328,8 @@ class _Scanner(ast.NodeVisitor):
 
     def visit_ClassDef(self, node: ast.ClassDef) -> None:  # noqa: N802
         self.user_classes.add(node.name)
+        if any(self.qualify(base) in _FUNCTION_BASES for base in node.bases):
+            self.facts.custom_functions.append(node.name)
         self.depth += 1
         self.scope.append(node.name)
         for stmt in node.body:
@@ -386,6 +405,17 @@ class _Scanner(ast.NodeVisitor):
                 self.decorating = False
             else:
                 self._mode_call(name, {}, [])
+
+    def _note_custom_function(self, call: ast.Call) -> None:
+        """``F.apply(...)`` of a custom Function class of the snippet, outside that class (Note [A custom Function
+        under test])."""
+        func = call.func
+        if not (isinstance(func, ast.Attribute) and func.attr == "apply" and isinstance(func.value, ast.Name)
+                and func.value.id in self.facts.custom_functions and func.value.id not in self.scope):
+            return
+        self.facts.custom_function_applied = True
+        names = [a.id for a in call.args if isinstance(a, ast.Name)]
+        self.facts.custom_function_tied |= len(names) != len(set(names))
 
     def _note_fallback_random(self, call: ast.Call) -> None:
         """``config.patch(fallback_random=True)``, as a call, a context or a decorator (Note [Inductor drawing
@@ -690,6 +720,7 @@ class _Scanner(ast.NodeVisitor):
             self.checks.add(id(func.value))
         self._value_hints(node, kwargs, args)
         self._note_fallback_random(node)
+        self._note_custom_function(node)
         if qualified in COMPILING_CALLS and not self.decorating:
             self._compiled_target(node.args[0] if node.args else None)
         elif qualified in SEEDING_CALLS:

@@ -25,6 +25,7 @@ from sklearn.feature_extraction.text import TfidfVectorizer
 from agent.patterns import BugPattern
 from agent.transfer.profile import FLOAT_DTYPES, STRUCTURAL_ROLES, ApiProfile
 from fuzz_core.api_names import check_api, is_public_api
+from fuzz_core.custom_functions import CUSTOM_FUNCTION_API
 
 WEIGHTS = {"text": 0.5, "category": 0.2, "roles": 0.15, "arity": 0.15}
 FOUR_D_HINTS = ("2d", "conv", "pool", "batch_norm", "instance_norm", "group_norm", "layer_norm", "batchnorm",
@@ -45,6 +46,10 @@ class RankedCandidate:
 
 def gate(pattern: BugPattern, target: ApiProfile, *, source: ApiProfile | None = None) -> str | None:
     """Why the target cannot host the pattern, or None when it can."""
+    if pattern.api == CUSTOM_FUNCTION_API:
+        # Note [Custom autograd Functions]: the construct is checked on the fuzz core's own Functions (the source
+        # harness runs them all unless the pattern names one); an op is not a custom Function
+        return "a custom autograd.Function pattern is checked on the fuzz core's own Functions, not on ops"
     for mode in (pattern.reference_mode.name, pattern.test_mode.name):
         if mode == "variant:out" and not target.has_out:
             return "no out= variant"
