@@ -53,9 +53,12 @@ def _build_spec(api: str, kind: str, dtype: str | None, backend: str | None, see
         if not isinstance(getattr(torch, dtype, None), torch.dtype):
             fail(f"unknown dtype {dtype!r} (e.g. float32, float64, float16, bfloat16, int64)", code=EXIT_USAGE)
         input_dtype = dtype
-    if backend is not None:
+    if backend is not None and kind == "Gradient_Mismatch":
+        # gradients through compiled code against eager's (a custom autograd.Function's are only compared so)
+        reference, test = "grad", f"grad:compile:{backend}"
+    elif backend is not None:
         if not test.startswith("compile:"):
-            fail(f"--backend applies to compile patterns; {kind} tests {test}", code=EXIT_USAGE)
+            fail(f"--backend applies to compile and gradient patterns; {kind} tests {test}", code=EXIT_USAGE)
         test = f"compile:{backend}"
     return HarnessSpec(api=api, reference_mode=reference, test_mode=test, input_source="opinfo",
                        oracle=oracle_for_kind(kind), dtype=input_dtype, seed=seed, kind=kind)
@@ -69,7 +72,8 @@ def fuzz_api(
     dtype: Annotated[str | None, typer.Option(help="Input dtype; for Precision_Mismatch the low dtype "
                                                    "(float16 or bfloat16).")] = None,
     backend: Annotated[str | None, typer.Option(help="Compile backend for compile patterns (eager, aot_eager, "
-                                                     "inductor).")] = None,
+                                                     "inductor); with Gradient_Mismatch, gradients through "
+                                                     "compiled code against eager gradients.")] = None,
     budget: Annotated[str, typer.Option(help="Time (60s, 2m) or executions (2000x).")] = "60s",
     seed: Annotated[int, typer.Option(help="Seed for inputs and mutations.")] = 0,
     out: Annotated[Path | None, typer.Option(help="Folder for inputs and repro scripts (default: a temp folder).")] = (

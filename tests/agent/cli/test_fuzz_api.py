@@ -32,9 +32,19 @@ def test_json_run_prints_one_object_with_the_contract_keys(tmp_path) -> None:
     (["torch.add", "--pattern", "Compile_Eagr_Mismatch"], "Compile_Eager_Mismatch"),
     (["torch.add", "--pattern", "JIT_Eager_Mismatch", "--budget", "soon"], "2000x"),
     (["torch.add", "--pattern", "Precision_Mismatch", "--dtype", "int8"], "float16"),
-    (["torch.add", "--pattern", "JIT_Eager_Mismatch", "--backend", "inductor"], "compile patterns"),
+    (["torch.add", "--pattern", "JIT_Eager_Mismatch", "--backend", "inductor"], "compile and gradient patterns"),
 ])
 def test_usage_errors_exit_2_with_a_hint(args: list[str], expected: str) -> None:
     result = runner.invoke(app, ["fuzz", "api", *args])
     assert result.exit_code == 2
     assert expected in " ".join(result.stderr.split())
+
+
+@pytest.mark.compile
+def test_a_gradient_pattern_with_a_backend_compares_gradients_through_compiled_code(tmp_path) -> None:
+    result = runner.invoke(app, ["--json", "fuzz", "api", "torch.autograd.Function", "--pattern", "Gradient_Mismatch",
+                                 "--backend", "aot_eager", "--budget", "40x", "--out", str(tmp_path)])
+    assert result.exit_code == 0, result.stdout + result.stderr
+    data = json.loads(result.stdout)
+    assert data["modes"] == ["grad", "grad:compile:aot_eager"]
+    assert data["verdict"] == "passed" and data["executions"] == 40
