@@ -19,8 +19,6 @@ import sys
 import types
 from typing import Any
 
-import torch
-
 CUSTOM_FUNCTION_API = "torch.autograd.Function"
 DEFAULT_FUNCTION = "straight_through"
 TIED_INPUTS = "tied_inputs"  # the Function given one tensor as both of its inputs
@@ -116,6 +114,8 @@ def custom_function_callable() -> Any:
     up by module name), built once per process from functions_source()."""
     module = sys.modules.get(_MODULE)
     if module is None:
+        import torch  # the names above are read where torch is not needed (the offline analyzer, transfer)
+
         module = types.ModuleType(_MODULE)
         module.__dict__["torch"] = torch
         exec(compile(functions_source(), f"<{_MODULE}>", "exec"), module.__dict__)  # noqa: S102 - our own constant text
