@@ -85,3 +85,16 @@ def test_a_custom_function_pattern_is_not_transferred_to_ops() -> None:
                       role_params=(), dtypes=frozenset({"float32"}), n_tensor_inputs=1, has_out=True,
                       has_inplace=True, has_method=True, is_module=False)
     assert gate(a.pattern, sign) is not None
+
+
+def test_a_model_answer_may_only_name_one_of_the_fuzz_cores_functions() -> None:
+    from agent.patterns import BugPattern
+
+    def answer(function: str) -> BugPattern:
+        return BugPattern.model_validate({
+            "kind": "Gradient_Mismatch", "api": CUSTOM_FUNCTION_API, "reference_mode": {"name": "eager"},
+            "test_mode": {"name": "grad:compile:inductor"}, "trigger": {"params": {"function": function}}})
+
+    assert answer(TIED_INPUTS).trigger.params == {"function": TIED_INPUTS}
+    made_up = answer("my_custom_op")
+    assert made_up.trigger.params == {} and "not one of" in made_up.trigger.dropped_params["function"]
