@@ -12,6 +12,7 @@ from agent.transfer.profile import ApiProfile
 from agent.transfer.rank import gate
 from fuzz_core import HarnessSpec
 from fuzz_core.custom_functions import CUSTOM_FUNCTION_API, TIED_INPUTS
+from tests.agent.extract.tracker_shaped import _describe as describe
 
 PT2 = ["oncall: pt2", "high priority"]
 
@@ -34,7 +35,8 @@ IGNORED = (
 
 
 def _issue(code: str, prose: str) -> str:
-    return f"### 🐛 Describe the bug\n\n{prose}\n\n```python\n{code}\n```\n"
+    """The tracker's bug template around the snippet, a versions block and the pt2 cc line included."""
+    return describe(prose, code)
 
 
 def test_a_function_given_one_tensor_twice_under_compile_names_the_construct_and_that_call() -> None:
