@@ -5,6 +5,10 @@ Rows, for each op and mode pair (eager vs jit.trace, eager vs compile:inductor),
 - pool:        the sandboxed `WorkerPool(1)` with default settings (bubblewrap, op-level instrumentation, OpInfo
                preloaded), one harness submitted and waited for: executions / round-trip wall time (harness set-up,
                the compilations and the answer over the pipe included). The worker is started before timing.
+- pool, values only: a second such pool, the same harness with mutate="values" (Note [Value-only mutation] in
+               fuzz_core/campaign.py): every input an 8x8 float32 tensor as the hand loop's are, values mutated
+               (noise, special and boundary values, offsets); the default row also explores shapes, strides and
+               dtypes, each new structure a new compilation the hand loop never makes.
 - in-process:  the same harness through `run_harness` in this process (what the pool adds is sandbox + IPC).
 - hand loop:   what a person would write: `jit.trace` (or `torch.compile`) once, then
                `torch.allclose(op(x), test(x))` on a fresh input per check; the one trace/compilation is inside
@@ -77,13 +81,13 @@ def load_average() -> tuple[float, float, float]:
     return os.getloadavg()
 
 
-def harness(op: str, test_mode: str) -> Any:
+def harness(op: str, test_mode: str, mutate: str = "all") -> Any:
     """The pool's harness: the op on described (8, 8) float32 tensors, then mutation takes over."""
     from fuzz_core import HarnessSpec
 
     tensor = {"kind": "tensor", "tensor": {"shape": list(SHAPE)}}
     return HarnessSpec(api=op, input_source="described", inputs={"args": [tensor] * arity(op)},
-                       test_mode=test_mode, seed=1)
+                       test_mode=test_mode, seed=1, mutate=mutate)
 
 
 def _checked(result: Any, what: str) -> Any:
@@ -92,10 +96,11 @@ def _checked(result: Any, what: str) -> Any:
     return result
 
 
-def pool_rate(pool: Any, op: str, test_mode: str, seconds: float) -> dict[str, float]:
+def pool_rate(pool: Any, op: str, test_mode: str, seconds: float, mutate: str = "all") -> dict[str, float]:
     """Executions per second of one harness through the sandboxed pool, measured around the round trip."""
     started = time.perf_counter()
-    result = _checked(pool.submit(harness(op, test_mode), budget_s=seconds).result(), f"pool {op} {test_mode}")
+    result = _checked(pool.submit(harness(op, test_mode, mutate), budget_s=seconds).result(),
+                      f"pool {op} {test_mode} mutate={mutate}")
     wall = time.perf_counter() - started
     compile_s = float(result.evidence.get("compile_s") or 0.0)
     return {"executions": result.executions, "seconds": wall, "per_s": result.executions / wall,
@@ -274,15 +279,21 @@ def main() -> None:
     warm = [harness("torch.neg", test_mode) for _reference, test_mode in PAIRS]
     for spec in warm:
         run_harness(spec, max_executions=5, workdir=tempfile.mkdtemp(prefix="tf_bench_"))
-    with WorkerPool(1, workdir=tempfile.mkdtemp(prefix="tf_bench_pool_")) as pool:
-        pool.warm()
-        for spec in warm:
-            pool.submit(spec, max_executions=5).result()
+    # The values-only row gets a pool of its own: a worker keeps what it compiled, and neither row may run on
+    # code the other one compiled.
+    with WorkerPool(1, workdir=tempfile.mkdtemp(prefix="tf_bench_pool_")) as pool, \
+            WorkerPool(1, workdir=tempfile.mkdtemp(prefix="tf_bench_pool_values_")) as values_pool:
+        for each in (pool, values_pool):
+            each.warm()
+            for spec in warm:
+                each.submit(spec, max_executions=5).result()
         for reference, test_mode in PAIRS:
-            rows: dict[str, list[dict[str, float]]] = {"pool": [], "hand_loop": [], "in_process": [], "retrace": []}
+            rows: dict[str, list[dict[str, float]]] = {"pool": [], "pool_values": [], "hand_loop": [],
+                                                       "in_process": [], "retrace": []}
             seconds = args.compile_seconds if test_mode.startswith("compile") else args.seconds
             for op in OPS:
                 rows["pool"].append(pool_rate(pool, op, test_mode, seconds))
+                rows["pool_values"].append(pool_rate(values_pool, op, test_mode, seconds, mutate="values"))
                 rows["hand_loop"].append(hand_loop(op, test_mode, seconds))  # before in-process: its own compile
                 rows["in_process"].append(in_process_rate(op, test_mode, seconds))
                 if test_mode == "jit.trace":
@@ -298,19 +309,23 @@ def main() -> None:
             pair["steady_pool_vs_hand_loop"] = round(pair["pool_steady"] / pair["hand_loop_steady"], 3)
             pair["fresh_process"] = round(fresh["per_s"], 3)
             pair["pool_vs_hand_loop"] = round(pair["pool"] / pair["hand_loop"], 3)
+            pair["pool_values_vs_hand_loop"] = round(pair["pool_values"] / pair["hand_loop"], 3)
+            pair["steady_pool_values_vs_hand_loop"] = round(pair["pool_values_steady"] / pair["hand_loop_steady"], 3)
             pair["pool_vs_in_process"] = round(pair["pool"] / pair["in_process"], 3)
             pair["pool_vs_fresh_process"] = round(pair["pool"] / pair["fresh_process"], 1)
             if "retrace" in pair:
                 pair["pool_vs_retrace"] = round(pair["pool"] / pair["retrace"], 3)
             pair["pool_compile_s"] = round(sum(r.get("compile_s", 0.0) for r in rows["pool"]), 2)
+            pair["pool_values_compile_s"] = round(sum(r.get("compile_s", 0.0) for r in rows["pool_values"]), 2)
             figures[f"{reference}_vs_{test_mode}"] = pair
             print(f"{reference} vs {test_mode} (geometric mean over {len(OPS)} ops, checks/s): "
-                  f"pool {pair['pool']}; in-process {pair['in_process']}; hand loop {pair['hand_loop']}"
+                  f"pool {pair['pool']}; pool, values only {pair['pool_values']}; in-process {pair['in_process']}; hand loop {pair['hand_loop']}"
                   + (f"; re-trace per input {pair['retrace']}" if "retrace" in pair else "")
                   + f"; fresh process {pair['fresh_process']} ({fresh['seconds'] / fresh['executions']:.2f} s each)"
                   + f"; steady: pool {pair['pool_steady']}, hand loop {pair['hand_loop_steady']}"
                   + f" | pool/hand loop {pair['pool_vs_hand_loop']}x all-in, {pair['steady_pool_vs_hand_loop']}x "
-                  f"steady (target 0.5x), pool/in-process "
+                  f"steady (target 0.5x); values only: pool/hand loop {pair['pool_values_vs_hand_loop']}x all-in, "
+                  f"{pair['steady_pool_values_vs_hand_loop']}x steady; pool/in-process "
                   f"{pair['pool_vs_in_process']}x, pool/fresh process {pair['pool_vs_fresh_process']}x", flush=True)
     profile = None
     if args.profile:
@@ -328,6 +343,7 @@ def main() -> None:
                       "seconds_per_row": args.seconds, "pairs": figures, "target_pool_vs_hand_loop": 0.5,
                       "min_pool_vs_hand_loop": min(f["pool_vs_hand_loop"] for f in figures.values()),
                       "min_steady_pool_vs_hand_loop": min(f["steady_pool_vs_hand_loop"] for f in figures.values()),
+                      "min_pool_values_vs_hand_loop": min(f["pool_values_vs_hand_loop"] for f in figures.values()),
                       "profile_us_per_execution": profile, "load_average_before": load_before,
                       "load_average_after": load_after, "idle": idle, "torch_version": torch.__version__}))
 

@@ -199,6 +199,12 @@ MIN_INPUTS_OVERRUN_S = 1.0
 COMPILE_SHARE = 0.5
 # Mutators that keep every tensor's shape, dtype and strides: no recompilation in compiled modes.
 VALUE_MUTATORS = ("gaussian", "special", "boundary", "offset")
+# Note [Value-only mutation]
+# A spec with mutate="values" is fuzzed by VALUE_MUTATORS alone: every input keeps its seed's structure, so a
+# compiled mode compiles once per seed structure and then runs values through that code. It is for a report
+# whose shape is the trigger (explore values at that shape, nothing else) and for measuring the engine on the
+# inputs a hand-written check runs (benchmarks/fuzz_throughput.py's "values only" row). The default ("all")
+# also explores shapes, strides and dtypes, each new structure a new compilation (COMPILE_SHARE bounds them).
 # Note [Earned passes]
 # A pass rests on compared inputs only: inputs both modes ran and the oracle compared (outcome pass/noise or a
 # Finding). Inputs the reference rejected (outside the API's domain) or that were not applicable (the mode does
@@ -336,6 +342,8 @@ class Campaign:
         self.spec = spec
         self.selector: CorpusSelector = selector or UniformSelector()
         self.mutators = list(mutators or DEFAULT_MUTATORS)
+        if spec.mutate == "values":  # Note [Value-only mutation]
+            self.mutators = [m for m in self.mutators if m.name in VALUE_MUTATORS]  # none: prepare() says so
         # Children per pick (Note [Mutation bursts] in fuzz_core/mutators/builtin.py): a burst mutator is picked
         # `burst` times less often, so its share of the inputs stays its weight's share.
         self._bursts = [_burst_size(m) for m in self.mutators]
@@ -393,6 +401,10 @@ class Campaign:
         from fuzz_core.modes import UnknownMode
         from fuzz_core.target import TargetError
 
+        if not self.mutators:
+            raise HarnessBroken(f"mutate {self.spec.mutate!r} leaves none of the given mutators"
+                                + (f" (value mutators: {', '.join(VALUE_MUTATORS)})" if self.spec.mutate == "values"
+                                   else ""))
         try:
             self.reference = get_mode(self.spec.reference_mode, {})
             self.test = get_mode(self.spec.test_mode, self.spec.mode_options)

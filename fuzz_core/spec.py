@@ -16,6 +16,10 @@ ORACLES = ("value", "nan_inf", "exception", "shape_dtype", "crash")
 SPECIAL_VALUES = ("nan", "inf", "-inf", "-0.0", "denormal", "huge", "tiny")
 SHAPE_TRIGGERS = ("empty", "zero_size", "scalar", "large")
 LAYOUT_TRIGGERS = ("noncontiguous", "channels_last")
+# What mutation may change: "all" (values, shapes, strides, dtypes of the seeds' tensors) or "values" (every
+# tensor keeps the seed's shape, dtype and strides: a compiled mode compiles once per seed structure, as a
+# hand-written check on fixed-shape inputs does; Note [Value-only mutation] in fuzz_core/campaign.py).
+MUTATION_SCOPES = ("all", "values")
 
 
 class SpecError(ValueError):
@@ -39,6 +43,7 @@ class HarnessSpec:
     max_samples: int = 16  # seed inputs taken from the source before mutation starts
     kind: str = ""  # the pattern kind this harness checks, for signatures and reports
     inputs: dict[str, Any] | None = None  # the input description of input_source "described"
+    mutate: str = "all"  # one of MUTATION_SCOPES
 
     def __post_init__(self) -> None:
         self.validate()
@@ -59,6 +64,8 @@ class HarnessSpec:
             raise SpecError("inputs are read only by input_source 'described'")
         if self.oracle not in ORACLES:
             raise SpecError(f"oracle {self.oracle!r} not in {ORACLES}")
+        if self.mutate not in MUTATION_SCOPES:
+            raise SpecError(f"mutate {self.mutate!r} not in {MUTATION_SCOPES}")
         bad = [v for v in self.trigger.get("special_values", []) if v not in SPECIAL_VALUES]
         if bad:
             raise SpecError(f"unknown special values {bad}; expected some of {SPECIAL_VALUES}")
@@ -122,5 +129,7 @@ class HarnessSpec:
             data.pop(key)
         if data["inputs"] is None:  # specs without a description keep the ids they had before it existed
             data.pop("inputs")
+        if data["mutate"] == "all":  # nor do specs that mutate everything, as every spec did before the field
+            data.pop("mutate")
         blob = json.dumps(data, sort_keys=True, separators=(",", ":"), default=str)
         return hashlib.sha256(blob.encode()).hexdigest()[:16]

@@ -37,7 +37,8 @@ class FuzzApiOutput(Versioned):
     exit_reason: str
 
 
-def _build_spec(api: str, kind: str, dtype: str | None, backend: str | None, seed: int) -> Any:
+def _build_spec(api: str, kind: str, dtype: str | None, backend: str | None, seed: int,
+                mutate: str = "all") -> Any:
     from fuzz_core.kinds import KIND_MODE_PAIRS, oracle_for_kind
     from fuzz_core.spec import HarnessSpec
 
@@ -61,7 +62,7 @@ def _build_spec(api: str, kind: str, dtype: str | None, backend: str | None, see
             fail(f"--backend applies to compile and gradient patterns; {kind} tests {test}", code=EXIT_USAGE)
         test = f"compile:{backend}"
     return HarnessSpec(api=api, reference_mode=reference, test_mode=test, input_source="opinfo",
-                       oracle=oracle_for_kind(kind), dtype=input_dtype, seed=seed, kind=kind)
+                       oracle=oracle_for_kind(kind), dtype=input_dtype, seed=seed, kind=kind, mutate=mutate)
 
 
 def fuzz_api(
@@ -79,6 +80,9 @@ def fuzz_api(
     out: Annotated[Path | None, typer.Option(help="Folder for inputs and repro scripts (default: a temp folder).")] = (
         None),
     json_output: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+    values_only: Annotated[bool, typer.Option("--values-only", help="Mutate values only: every input keeps its "
+                                              "seed's shape, dtype and strides (compiled code compiles once "
+                                              "per seed structure).")] = False,
     no_sandbox: NoSandboxOpt = False,
 ) -> None:
     """Fuzz one API with one pattern's mode pair (no pipeline, no database).
@@ -105,7 +109,7 @@ def fuzz_api(
         parsed = parse_budget(budget)
     except ValueError as exc:
         fail(str(exc), code=EXIT_USAGE)
-    spec = _build_spec(api, kind, dtype, backend, seed)
+    spec = _build_spec(api, kind, dtype, backend, seed, "values" if values_only else "all")
     from fuzz_core.modes import UnknownMode, get_mode
 
     try:

@@ -48,3 +48,15 @@ def test_a_gradient_pattern_with_a_backend_compares_gradients_through_compiled_c
     data = json.loads(result.stdout)
     assert data["modes"] == ["grad", "grad:compile:aot_eager"]
     assert data["verdict"] == "passed" and data["executions"] == 40
+
+
+def test_values_only_builds_a_value_mutation_spec_and_runs() -> None:
+    from agent.cli.fuzz_api import _build_spec
+
+    assert _build_spec("torch.add", "JIT_Eager_Mismatch", None, None, 0, "values").mutate == "values"
+    assert _build_spec("torch.add", "JIT_Eager_Mismatch", None, None, 0).mutate == "all"
+    result = runner.invoke(app, ["--json", "fuzz", "api", "torch.sigmoid", "--pattern", "JIT_Eager_Mismatch",
+                                 "--values-only", "--budget", "60x"])
+    assert result.exit_code == 0, result.stdout + result.stderr
+    data = json.loads(result.stdout)
+    assert data["verdict"] == "passed" and data["executions"] == 60
