@@ -32,5 +32,8 @@ bwrap:
 run: setup
 	$(BIN)/transfuzz --db $(DB) run examples/sample_issues.json --budget $(BUDGET)
 
+# Two pytest processes by default (TEST_WORKERS=0 runs in this process); tests sharing a scarce resource (a local
+# Ray cluster) carry the same xdist_group and run on one worker.
+TEST_WORKERS ?= 2
 test: setup
-	$(BIN)/python -m pytest -q -p no:cacheprovider
+	$(BIN)/python -m pytest -q -p no:cacheprovider -n $(TEST_WORKERS) --dist loadgroup

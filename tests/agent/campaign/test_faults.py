@@ -22,7 +22,7 @@ from db.store import Store
 from tests.conftest import PG_URL_ENV
 from tests.db.fixtures import add_issue_with_pattern
 
-pytestmark = [pytest.mark.slow, pytest.mark.postgres,
+pytestmark = [pytest.mark.xdist_group("ray"), pytest.mark.slow, pytest.mark.postgres,
               pytest.mark.skipif(not os.environ.get(PG_URL_ENV), reason=f"{PG_URL_ENV} not set")]
 
 INPUTS = {"args": [{"kind": "tensor", "tensor": {"shape": [4, 6]}}]}

@@ -28,7 +28,7 @@ from db.queries import campaign as q
 from db.store import open_store
 from tests.conftest import REPO_ROOT, SAMPLE_ISSUES
 
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(1800)]
+pytestmark = [pytest.mark.xdist_group("ray"), pytest.mark.slow, pytest.mark.timeout(1800)]
 runner = CliRunner()
 HANG_GUARD_S = 1500  # a hang guard only: Ray start + actor start (300 s bound) + budget + one harness's grace
 RAY_FAILURES = ("no Ray node started an actor", "gave no answer", "ray actor lost")
