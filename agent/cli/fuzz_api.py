@@ -11,6 +11,7 @@ from agent.cli.json_out import Measure, Versioned
 
 from agent.cli.budget import parse_budget
 from agent.cli.context import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, fail, get_ctx
+from agent.cli.fuzz import MinInputsOpt
 from agent.cli.sandbox_opt import NoSandboxOpt, sandbox_required
 from fuzz_core.kinds import KIND_MODE_PAIRS
 
@@ -83,11 +84,13 @@ def fuzz_api(
     values_only: Annotated[bool, typer.Option("--values-only", help="Mutate values only: every input keeps its "
                                               "seed's shape, dtype and strides (compiled code compiles once "
                                               "per seed structure).")] = False,
+    min_inputs: MinInputsOpt = 50,
     no_sandbox: NoSandboxOpt = False,
 ) -> None:
     """Fuzz one API with one pattern's mode pair (no pipeline, no database).
 
-    Exit status: 0 when the run ends passed / suspicious / flaky / not applicable, 1 on a confirmed
+    Exit status: 0 when the run ends passed / inconclusive (fewer than --min-inputs compared) / suspicious /
+    flaky / not applicable, 1 on a confirmed
     finding, crash, hang or harness error, 2 on a usage error.
     """
     cli = get_ctx(ctx)
@@ -125,7 +128,10 @@ def fuzz_api(
                       f" budget {markup_safe(budget)}", highlight=False)
     from fuzz_core.workers import WorkerPool
 
-    with WorkerPool(1, task_timeout_s=300.0, workdir=root, preload_opinfo=True, sandbox=sandbox) as pool:
+    # A pass needs min_inputs compared inputs, as in a campaign: a first compilation can take most of a short
+    # budget, and a pass on the one input that ran after it would say nothing (Note [Earned passes]).
+    with WorkerPool(1, task_timeout_s=300.0, workdir=root, preload_opinfo=True, sandbox=sandbox,
+                    min_inputs=min_inputs) as pool:
         result = pool.submit(spec, budget_s=parsed.seconds, max_executions=parsed.executions).result()
     from fuzz_core.evidence import Evidence
 

@@ -16,12 +16,12 @@ JSON_KEYS = {"api", "pattern", "modes", "dtype", "verdict", "executions", "max_a
 
 def test_json_run_prints_one_object_with_the_contract_keys(tmp_path) -> None:
     result = runner.invoke(app, ["--json", "fuzz", "api", "torch.nn.functional.relu6", "--pattern", "layout_mismatch",
-                                 "--budget", "30x", "--seed", "2", "--out", str(tmp_path)])
+                                 "--budget", "60x", "--seed", "2", "--out", str(tmp_path)])
     assert result.exit_code == 0, result.stdout + result.stderr
     data = json.loads(result.stdout)
     assert JSON_KEYS <= set(data)
     assert data["pattern"] == "Layout_Mismatch" and data["modes"] == ["eager", "layout:noncontiguous"]
-    assert data["verdict"] == "passed" and data["executions"] == 30
+    assert data["verdict"] == "passed" and data["executions"] == 60
     assert data["repro"] is None and data["max_abs_diff"] is None
 
 
@@ -43,11 +43,11 @@ def test_usage_errors_exit_2_with_a_hint(args: list[str], expected: str) -> None
 @pytest.mark.compile
 def test_a_gradient_pattern_with_a_backend_compares_gradients_through_compiled_code(tmp_path) -> None:
     result = runner.invoke(app, ["--json", "fuzz", "api", "torch.autograd.Function", "--pattern", "Gradient_Mismatch",
-                                 "--backend", "aot_eager", "--budget", "40x", "--out", str(tmp_path)])
+                                 "--backend", "aot_eager", "--budget", "60x", "--out", str(tmp_path)])
     assert result.exit_code == 0, result.stdout + result.stderr
     data = json.loads(result.stdout)
     assert data["modes"] == ["grad", "grad:compile:aot_eager"]
-    assert data["verdict"] == "passed" and data["executions"] == 40
+    assert data["verdict"] == "passed" and data["executions"] == 60
 
 
 def test_values_only_builds_a_value_mutation_spec_and_runs() -> None:
@@ -60,3 +60,15 @@ def test_values_only_builds_a_value_mutation_spec_and_runs() -> None:
     assert result.exit_code == 0, result.stdout + result.stderr
     data = json.loads(result.stdout)
     assert data["verdict"] == "passed" and data["executions"] == 60
+
+
+def test_a_pass_needs_min_inputs_compared_inputs_as_in_a_campaign() -> None:
+    args = ["--json", "fuzz", "api", "torch.nn.functional.relu6", "--pattern", "JIT_Eager_Mismatch", "--budget", "20x"]
+    short = runner.invoke(app, args)
+    assert short.exit_code == 0, short.stdout + short.stderr
+    data = json.loads(short.stdout)
+    assert data["verdict"] == "inconclusive" and data["executions"] == 20
+    assert "a pass needs 50" in data["reason"]
+    enough = runner.invoke(app, [*args, "--min-inputs", "10"])
+    assert enough.exit_code == 0, enough.stdout + enough.stderr
+    assert json.loads(enough.stdout)["verdict"] == "passed"
