@@ -204,8 +204,12 @@ def limits(memory_limit_mb: int | None) -> Callable[[], None]:
 
 
 def worker_environment(base: Mapping[str, str], *, temp_dir: Path, package_root: Path, threads: int | None,
-                       inductor_cache: Path | None, home: Path | None = None) -> dict[str, str]:
-    """The whole environment of a sandboxed process: an allow-list, never the parent's secrets."""
+                       inductor_cache: Path | None, home: Path | None = None,
+                       vec_isa_ok: bool = False) -> dict[str, str]:
+    """The whole environment of a sandboxed process: an allow-list, never the parent's secrets.
+
+    `vec_isa_ok`: this machine passed inductor's vector-ISA check (Note [The vector ISA check once per machine]
+    in fuzz_core/inductor_isa.py), so the worker's compilations skip it."""
     env = {k: base[k] for k in PASSED_THROUGH if k in base}
     env["PATH"] = os.pathsep.join(dict.fromkeys([str(Path(sys.executable).parent), "/usr/local/bin", "/usr/bin",
                                                  "/bin"]))
@@ -218,6 +222,8 @@ def worker_environment(base: Mapping[str, str], *, temp_dir: Path, package_root:
     if inductor_cache is not None:  # every compile cache goes to the pool's private folder, deleted at close
         env["TORCHINDUCTOR_CACHE_DIR"] = str(inductor_cache)
         env["TRITON_CACHE_DIR"] = str(Path(inductor_cache) / "triton")
+    if vec_isa_ok:
+        env["TORCHINDUCTOR_VEC_ISA_OK"] = "1"
     return env
 
 

@@ -25,6 +25,7 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
+from fuzz_core import inductor_isa
 from fuzz_core import result as V
 from fuzz_core.result import HarnessResult
 from fuzz_core.safe_files import confine_evidence_paths
@@ -84,7 +85,7 @@ class _Worker:
             temp.mkdir(parents=True, exist_ok=True)
         env = worker_environment(os.environ, temp_dir=temp, home=Path(SANDBOX_HOME) if sandboxed else self.home,
                                  package_root=PACKAGE_ROOT, threads=self.pool.threads,
-                                 inductor_cache=self.pool.inductor_cache)
+                                 inductor_cache=self.pool.inductor_cache, vec_isa_ok=self.pool.vec_isa_ok)
         if self.gpu:
             env.update(gpu_environment(os.environ))
         command = [sys.executable, "-X", "faulthandler", "-m", "fuzz_core.worker_main", str(progress_fd)] + (
@@ -255,6 +256,8 @@ class WorkerPool:
         # Compiled kernels are code that later runs: the cache (inductor's and triton's) is fresh for this pool,
         # mode 0700, and deleted at close(): a kernel one campaign's worker wrote is never run by another.
         self._own_cache = inductor_cache is None
+        # Found once per machine, kept in the user's cache folder (Note [The vector ISA check once per machine]).
+        self.vec_isa_ok = inductor_isa.vec_isa_ok()
         if inductor_cache is None:
             self.inductor_cache = Path(tempfile.mkdtemp(prefix="compile_cache_", dir=self.root))
         else:
