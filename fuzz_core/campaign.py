@@ -406,10 +406,9 @@ class Campaign:
         from fuzz_core.modes import UnknownMode
         from fuzz_core.target import TargetError
 
-        if not self.mutators:
-            raise HarnessBroken(f"mutate {self.spec.mutate!r} leaves none of the given mutators"
-                                + (f" (value mutators: {', '.join(VALUE_MUTATORS)})" if self.spec.mutate == "values"
-                                   else ""))
+        if not self.mutators:  # only mutate="values" can empty the list (an empty argument means the defaults)
+            raise HarnessBroken(f"mutate 'values' leaves none of the given mutators (value mutators: "
+                                f"{', '.join(VALUE_MUTATORS)})")
         try:
             self.reference = get_mode(self.spec.reference_mode, {})
             self.test = get_mode(self.spec.test_mode, self.spec.mode_options)
