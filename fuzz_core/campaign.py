@@ -669,7 +669,9 @@ class Campaign:
                 ref = self.run_mode(reference, sample, leaves)
                 test = self.run_mode(test_mode, sample, leaves) if ref.status == "ok" else ref
                 return self._judge(entry, ref, test)
-        compiling, compiles_before = self._test_compiling, 0
+        compiling = self._test_compiling
+        # read before either run: a reference that rejects the input leaves the test unrun, and nothing compiled
+        compiles_before = compiling.compiles if compiling is not None else 0
         grad_was = torch.is_grad_enabled()
         start = test_start = time.monotonic()
         torch._C._set_grad_enabled(False)
@@ -683,7 +685,6 @@ class Campaign:
             if ref is not None:
                 test = ref
             else:
-                compiles_before = compiling.compiles if compiling is not None else 0
                 test_start = time.monotonic()
                 try:
                     test_out = test_mode.run(target, _private_copy(sample) if test_copies else sample)

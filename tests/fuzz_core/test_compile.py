@@ -169,3 +169,21 @@ def test_each_compiled_mode_books_its_own_conversions_only() -> None:
         assert record["ops"] == {("torch.sin" if mode is first else "torch.cos"): 6}
     assert first.record.frames_total + second.record.frames_total < frames  # tan's own were not booked
     assert counters["stats"]["unique_graphs"] - start[1] >= first.record.graphs + second.record.graphs
+
+
+@pytest.mark.compile
+def test_inputs_the_reference_rejects_book_no_compilation(tmp_path, monkeypatch) -> None:
+    """An input the reference rejects never reaches the compiled mode, so it compiles nothing: the harness's
+    compilations are dynamo's converted frames, however many inputs the reference turned away. New shapes are
+    always admitted here (COMPILE_SHARE 1), so the inputs do not depend on how long compilations take."""
+    from fuzz_core import campaign, run_harness
+
+    monkeypatch.setattr(campaign, "COMPILE_SHARE", 1.0)
+
+    tensor = {"kind": "tensor", "tensor": {"shape": [4, 4]}}
+    spec = HarnessSpec(api="torch.add", input_source="described", inputs={"args": [tensor, tensor]},
+                       test_mode="compile:eager", seed=3)
+    result = run_harness(spec, max_executions=600, workdir=tmp_path)
+    ev = result.evidence
+    assert ev["invalid_inputs"] > 0, "the shape mutators gave no pair of shapes add rejects"
+    assert ev["compiles"] == ev["compiled"]["frames_total"]
