@@ -32,7 +32,7 @@ from fuzz_core.oracles import (
     unexpected_nonfinite,
 )
 from fuzz_core.oracles.compare import Mismatch
-from fuzz_core.oracles.defined_input import duplicate_write, selects_between_branches
+from fuzz_core.oracles.defined_input import duplicate_write, probability_outside, selects_between_branches
 from fuzz_core.oracles.low_precision import (
     ACCUMULATING_WRITES,
     FLOAT_ACCUMULATING_REDUCTIONS,
@@ -254,10 +254,11 @@ def check_reproducible(h: Campaign, case: ValueCase) -> Outcome:
 
 
 def check_defined_input(h: Campaign, case: ValueCase) -> Outcome:
-    """5. The input is inside what the API defines: no duplicate indices in a write that does not accumulate
-    (Note [Undefined writes and leaking branches])."""
+    """5. The input is inside what the API defines: no duplicate indices in a write that does not accumulate, no
+    probability target outside [0, 1] (Note [Undefined writes and leaking branches])."""
     assert h.target is not None
-    why = duplicate_write(h.target.short_name, case.sample.args, case.sample.kwargs)
+    args, kwargs = case.sample.args, case.sample.kwargs
+    why = duplicate_write(h.target.short_name, args, kwargs) or probability_outside(h.target.short_name, args, kwargs)
     if why is None:
         return None
     return case.finding(V.SUSPICIOUS, why)

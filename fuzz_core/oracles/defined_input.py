@@ -9,6 +9,13 @@ Note [Undefined writes and leaking branches]
   NaN/Inf in the branch that is not selected leaks into the gradient (a documented limitation). A NaN/Inf
   analytic gradient where the numerical one is finite, in a composite that selects with where, is at most
   `suspicious`.
+- Probability targets outside [0, 1]: cross_entropy's floating target (class probabilities), the targets of
+  binary_cross_entropy (with logits too) and kl_div's target (unless log_target) are probabilities by their
+  documentation, and nothing checks it. Outside [0, 1] two mathematically equal formulations of the loss (the
+  contiguous kernel and the chunked one, eager and compiled code) round differently: linear_cross_entropy with
+  targets of 4.7e7 and -1.8e6 differed by 4e-4 relative between contiguous and non-contiguous inputs, while on
+  probability targets at the same scale of logits both are within rounding. Maintainers close such inputs as
+  out of domain (research/false_alarms.md). At most `suspicious`.
 """
 
 from __future__ import annotations
@@ -23,6 +30,14 @@ from fuzz_core.tensors import tensor_leaves
 OVERWRITING_APIS = frozenset({"index_copy", "index_put", "put", "scatter", "_index_put_impl"})
 # ATen ops that select between computed branches: their backward masks, it does not stop, NaN/Inf.
 SELECTING_OPS = frozenset({"where", "masked_fill", "_s_where"})
+
+
+# API short name (function or module class) -> the position of its probability target among the call's arguments
+PROBABILITY_TARGETS: dict[str, int] = {
+    "cross_entropy": 1, "CrossEntropyLoss": 1, "linear_cross_entropy": 2,
+    "binary_cross_entropy": 1, "BCELoss": 1, "binary_cross_entropy_with_logits": 1, "BCEWithLogitsLoss": 1,
+    "kl_div": 1,
+}
 
 
 def _dim_argument(args: tuple[Any, ...], kwargs: dict[str, Any]) -> int | None:
@@ -60,3 +75,20 @@ def selects_between_branches(graph: Any) -> bool:
         if node.op == "call_function" and name in SELECTING_OPS:
             return True
     return False
+
+
+def probability_outside(short_name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str | None:
+    """Why the call's probability target is out of its domain (a value outside [0, 1]), or None."""
+    position = PROBABILITY_TARGETS.get(short_name)
+    if position is None or (short_name == "kl_div" and kwargs.get("log_target")):
+        return None
+    target = kwargs.get("target", args[position] if len(args) > position else None)
+    if not isinstance(target, torch.Tensor) or not target.is_floating_point() or not target.numel():
+        return None  # class indices, or no target
+    outside = (target < 0) | (target > 1)
+    if not bool(outside.any()):
+        return None
+    values = target[outside]
+    return (f"{short_name}'s target holds {int(outside.sum())} value(s) outside [0, 1] (from {float(values.min()):.3g} "
+            f"to {float(values.max()):.3g}) where the API takes probabilities: an input outside its domain, where "
+            "equal formulations of the loss may round differently without a bug")
