@@ -221,6 +221,34 @@ HEALTH_MIN_COMPARED = 10
 HEALTH_MAX_UNCOMPARED = 50
 
 
+# Note [A device the modes skip]
+# A pattern seen on an accelerator keeps the device as its test mode's `device` option (Note [Device-only reports]
+# in agent/extract/modes.py), and a layout, dtype, compile or gradient pattern from a CUDA report carries it into
+# its harnesses. Only the device modes (device:cuda, grad:device:cuda) move inputs to a device; every other mode
+# runs on the CPU whatever its options say. Such a harness used to run there anyway: its findings were CPU findings
+# under a spec that named cuda, and a pass of the report's own API was read as "fixed in torch X" for a bug that
+# was only ever seen on CUDA. So it is not_applicable, with a reason that names the device: where the device is
+# absent (as for device:cuda), and where it exists but the mode would not use it.
+def device_not_run(test_mode: str, options: dict[str, Any]) -> str | None:
+    """Why a harness whose options name an accelerator its test mode never runs on is not applicable, or None."""
+    device = str(options.get("device") or "").split(":", 1)[0]
+    if not device or device == "cpu" or test_mode.startswith(("device:", "grad:device:")):
+        return None
+    if not _device_available(device):
+        return f"{device} is not available on this machine (the pattern was seen on {device})"
+    return (f"{test_mode} does not run on {device}: the pattern was seen there, and only the device modes "
+            "(device:cuda, grad:device:cuda) move inputs to an accelerator")
+
+
+def _device_available(device: str) -> bool:
+    if device == "cuda":
+        return torch.cuda.is_available()
+    if device == "mps":
+        return bool(getattr(torch.backends, "mps", None) and torch.backends.mps.is_available())
+    backend = getattr(torch, device, None)
+    return bool(backend is not None and hasattr(backend, "is_available") and backend.is_available())
+
+
 class HarnessBroken(RuntimeError):
     """The harness (not the target) is broken: verdict `error`."""
 
@@ -414,6 +442,9 @@ class Campaign:
             self.test = get_mode(self.spec.test_mode, self.spec.mode_options)
         except UnknownMode as exc:
             raise HarnessBroken(str(exc)) from exc
+        elsewhere = device_not_run(self.spec.test_mode, self.spec.mode_options)  # Note [A device the modes skip]
+        if elsewhere is not None:
+            raise NotApplicable(elsewhere)
         try:
             self.target = build_target_for(self.spec)
         except TargetError as exc:

@@ -133,7 +133,7 @@ def test_a_pool_binds_the_gpu_only_for_a_harness_that_needs_it(tmp_path: Path) -
         pool.gpu = devices
         cpu = HarnessSpec(**_spec(DEV_PROBE.replace("@RUN@", "cpu").replace("@NONCE@", uuid.uuid4().hex)))
         cuda = HarnessSpec(**_spec(DEV_PROBE.replace("@RUN@", "cuda").replace("@NONCE@", uuid.uuid4().hex),
-                                   mode_options={"device": "cuda"}))
+                                   test_mode="device:cuda"))
         assert not pool.wants_gpu(cpu) and pool.wants_gpu(cuda)
         assert pool.worker_limits(False).memory_mb == 8192 and pool.worker_limits(True).memory_mb is None
         assert "nvidia0" not in _dev_inside(pool, cpu, "cpu")
