@@ -30,6 +30,16 @@ Where float64 autograd is NaN/Inf at a finite input whose lenient central differ
 abs at 0: a subgradient is defined there), the central difference fills in (a NaN gradient where a
 subgradient exists is a real bug, false_alarms.md). `reference_basis` on the mode records which side
 the last reference came from and why.
+
+Note [Central differences that move with their step]
+The resolution check (Note [Numeric gradient resolution]) bounds the float64 objective's rounding by the size of
+its output terms, and an output can cancel to nothing while its intermediates are large: torch.cross of (v, v, v)
+with a row of equal -5e7 is exactly 0, yet a step of 1e-6 in b moves v*b_z - v*b_y by 8e-6 beside terms of 4e8,
+whose rounding (6e-8) is 1% of it. Those central differences were "well conditioned" and overruled float64
+autograd, and float32 autograd (right to 6e-8) was confirmed 1.8% wrong. A central difference that is truncation
+error only barely moves when the step grows (O(h^2)); one made of rounding noise moves as 1/h. So before the
+differences overrule float64 autograd they are taken again with a step COARSE_STEP_FACTOR times larger, and
+where the two disagree (gradcheck's tolerances) they are noise: float64 autograd stays the reference.
 """
 
 from __future__ import annotations
@@ -52,6 +62,7 @@ GRADCHECK_ATOL, GRADCHECK_RTOL = 1e-5, 1e-3  # gradcheck's defaults: one-sided d
 MAX_NUMERIC_ELEMENTS = 1024  # central differences cost 2 forward calls per input element
 COTANGENT_SEED = 20240601
 DIRECTION_SEED = 20240602  # the tangent of the forward-mode differentiability check
+COARSE_STEP_FACTOR = 4.0  # Note [Central differences that move with their step]
 NUMERIC_ROUNDING_ULPS = 8  # rounding error of the float64 objective, in ulps of its magnitude
 # Forward-mode differentiability check: neighbours at x ± NEIGHBOUR_STEP * (1 + max|x|) * u must give the same
 # directional derivative within this relative tolerance (plus gradcheck's atol), else a kink lies in between.
@@ -151,9 +162,10 @@ def reverse_gradients(forward: Callable[[tuple, dict], Any], sample: Sample, *, 
     return tuple(torch.zeros_like(x) if g is None else g.detach() for g, x in zip(grads, leaves))
 
 
-def numeric_gradients(target: Target, sample: Sample, *, strict: bool) -> tuple[torch.Tensor, ...]:
-    """Central differences of <v, f(x)> in float64 (gradcheck's eps), in float64, only where they are defined
-    (Note [Numeric gradients are defined only where they are defined]).
+def numeric_gradients(target: Target, sample: Sample, *, strict: bool,
+                      step: float = GRADCHECK_EPS) -> tuple[torch.Tensor, ...]:
+    """Central differences of <v, f(x)> in float64 (gradcheck's eps unless `step` says), in float64, only where
+    they are defined (Note [Numeric gradients are defined only where they are defined]).
 
     strict: also raise NonDifferentiable where the one-sided differences disagree beyond gradcheck's
     tolerance (a kink); lenient, the central difference is returned there (a subgradient at convex kinks).
@@ -181,12 +193,12 @@ def numeric_gradients(target: Target, sample: Sample, *, strict: bool) -> tuple[
         raise NonDifferentiable("the float64 function value is not finite here: no numeric derivative")
     with torch.no_grad():
         scale = _objective_scale(fn(*args, **kwargs))
-    noise = NUMERIC_ROUNDING_ULPS * scale * 2.0 ** -52 / (2 * GRADCHECK_EPS)
+    noise = NUMERIC_ROUNDING_ULPS * scale * 2.0 ** -52 / (2 * step)
     if not math.isfinite(noise) or noise > GRADCHECK_ATOL:
         # Note [Numeric gradient resolution]: a step of eps moves the objective by eps * grad, which
         # float64 cannot resolve beside terms of this size (a huge element elsewhere in the input);
         # the differences would be rounding noise, so they judge nothing.
-        raise NonDifferentiable(f"float64 central differences cannot resolve a step of {GRADCHECK_EPS:g} beside "
+        raise NonDifferentiable(f"float64 central differences cannot resolve a step of {step:g} beside "
                                 f"output terms of total magnitude {scale:.3g} (noise ~{noise:.3g})")
     grads = []
     for x in leaves:
@@ -196,9 +208,9 @@ def numeric_gradients(target: Target, sample: Sample, *, strict: bool) -> tuple[
             original = float(flat[i])
             # Note [Actual steps]: x + eps is rounded; divide by the steps float64 really took, so a large
             # element (ulp 7e-9 at 5e7) does not bias the difference by ulp/eps.
-            high, low = original + GRADCHECK_EPS, original - GRADCHECK_EPS
+            high, low = original + step, original - step
             if high == original or low == original:
-                raise NonDifferentiable(f"a step of {GRADCHECK_EPS:g} at element {i} (value {original:.3g}) is "
+                raise NonDifferentiable(f"a step of {step:g} at element {i} (value {original:.3g}) is "
                                         "below float64 resolution: no numeric derivative")
             flat[i] = high
             up = value()
@@ -208,7 +220,7 @@ def numeric_gradients(target: Target, sample: Sample, *, strict: bool) -> tuple[
             if not (math.isfinite(up) and math.isfinite(down)):
                 # A step of eps leaves the function's domain (a target of kl_div at 1e-308 stepped below
                 # zero, log at the edge): the differences say nothing about the analytic gradient here.
-                raise NonDifferentiable(f"a step of {GRADCHECK_EPS:g} at element {i} leaves the function's "
+                raise NonDifferentiable(f"a step of {step:g} at element {i} leaves the function's "
                                         f"domain (float64 value {up if not math.isfinite(up) else down})")
             forward_diff, backward_diff = (up - centre) / (high - original), (centre - down) / (original - low)
             if strict and abs(forward_diff - backward_diff) > GRADCHECK_ATOL + GRADCHECK_RTOL * abs(backward_diff):
@@ -314,6 +326,15 @@ def gradient_reference(target: Target, sample: Sample) -> GradientReference:
     if _agree(analytic, numeric):
         return GradientReference(analytic, "float64 autograd", "float64 autograd and float64 central differences "
                                                                "agree")
+    # Note [Central differences that move with their step]
+    try:
+        coarse = numeric_gradients(target, sample, strict=False, step=COARSE_STEP_FACTOR * GRADCHECK_EPS)
+    except NotApplicable:
+        coarse = None
+    if coarse is not None and not _agree(numeric, coarse):
+        return GradientReference(analytic, "float64 autograd", f"central differences differ from float64 autograd "
+                                 f"but move with their step ({GRADCHECK_EPS:g} against "
+                                 f"{COARSE_STEP_FACTOR * GRADCHECK_EPS:g}): rounding noise, they cannot arbitrate")
     smooth, directional, words = smoothness(target, sample, exclude)
     if smooth is False:
         return GradientReference(analytic, "float64 autograd", f"central differences differ from float64 autograd "
