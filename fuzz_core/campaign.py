@@ -241,11 +241,9 @@ def device_not_run(test_mode: str, options: dict[str, Any]) -> str | None:
 
 
 def _device_available(device: str) -> bool:
-    if device == "cuda":
-        return torch.cuda.is_available()
-    if device == "mps":
+    if device == "mps":  # the one backend whose availability lives under torch.backends
         return bool(getattr(torch.backends, "mps", None) and torch.backends.mps.is_available())
-    backend = getattr(torch, device, None)
+    backend = getattr(torch, device, None)  # torch.cuda, torch.xpu, ...
     return bool(backend is not None and hasattr(backend, "is_available") and backend.is_available())
 
 
