@@ -122,11 +122,23 @@ def _one_low_dtype_on_two_devices(facts: CodeFacts) -> bool:
         _HIGHER_FLOATS & set(facts.dtypes))
 
 
+# Note [The backend under test]: code that compiles with backend="eager" (or aot_eager) and with inductor uses the
+# lighter backend as its reference (the minifier's way of splitting dynamo from inductor); inductor is under test.
+_BACKEND_ORDER = ("compile:inductor", "compile:aot_eager", "compile:eager")
+
+
+def _compiled_mode(facts: CodeFacts) -> str | None:
+    compiled = [name for name in facts.modes if name.startswith("compile:")]
+    return min(compiled, key=lambda n: _BACKEND_ORDER.index(n) if n in _BACKEND_ORDER else -1, default=None)
+
+
 def _from_code(facts: CodeFacts, prose: str) -> tuple[str, dict[str, Any]] | None:
-    compiled = next((name for name in facts.modes if name.startswith("compile:")), None)
-    if compiled and "grad" in facts.modes and _GRADIENT_WORDS.search(prose):
+    compiled = _compiled_mode(facts)
+    if compiled and "grad" in facts.modes and (facts.backward_kernel or _GRADIENT_WORDS.search(prose)):
         # Note [Compiled gradients]: a backward through compiled code is checked on its gradients
         return f"grad:{compiled}", facts.modes[compiled]
+    if compiled and not any(name.startswith("jit.") for name in facts.modes):
+        return compiled, facts.modes[compiled]
     for prefix in ("jit.script", "jit.trace", "compile:", "vmap", "quant:"):
         for name, options in facts.modes.items():
             if name.startswith(prefix):

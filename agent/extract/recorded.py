@@ -37,16 +37,12 @@ from typing import Any, Iterable
 from pydantic import BaseModel, ConfigDict, Field
 
 from agent.extract.modes import EXCEPTION_SYMPTOM_KINDS, NAN_SYMPTOM_KINDS, NONFINITE_SYMPTOM_KINDS
+from agent.extract.public_ops import C_MODULES, aten_leaf
 from agent.extract.recording import Call, Recording, TensorMeta
 from agent.patterns import KNOWN_MODES, BugPattern, Mode, Oracle, OracleKind, PatternKind, Trigger
 
 # --- names --------------------------------------------------------------------------------------------------
 
-_C_MODULES = (("torch._C._nn.", "torch.nn.functional.", ""), ("torch._C._linalg.", "torch.linalg.", "linalg_"),
-              ("torch._VariableFunctionsClass.", "torch.", ""),
-              ("torch._C._special.", "torch.special.", "special_"), ("torch._C._fft.", "torch.fft.", "fft_"),
-              ("torch._C._VariableFunctions.", "torch.", ""), ("torch._C._nested.", "torch.nested.", "nested_"),
-              ("torch._C._sparse.", "torch.sparse.", "sparse_"))
 _NAMESPACES = ("torch", "torch.nn.functional", "torch.special", "torch.linalg", "torch.fft", "torch.Tensor")
 _OPERATORS = {"add": "add", "iadd": "add", "sub": "sub", "isub": "sub", "mul": "mul", "imul": "mul",
               "truediv": "div", "itruediv": "div", "floordiv": "floor_divide", "mod": "remainder", "pow": "pow",
@@ -55,17 +51,6 @@ _OPERATORS = {"add": "add", "iadd": "add", "sub": "sub", "isub": "sub", "mul": "
               "invert": "bitwise_not", "lshift": "bitwise_left_shift", "rshift": "bitwise_right_shift",
               "radd": "add", "rsub": "sub", "rmul": "mul", "rtruediv": "div", "rpow": "pow", "rmatmul": "matmul",
               "and": "bitwise_and", "or": "bitwise_or"}
-_ATEN_RENAMES = {"native_layer_norm": "layer_norm", "native_batch_norm": "batch_norm",
-                 "native_group_norm": "group_norm", "native_dropout": "dropout", "convolution": "conv",
-                 "scaled_dot_product_flash_attention_for_cpu": "scaled_dot_product_attention",
-                 "to_copy": "to", "unsafe_view": "view", "reshape_alias": "reshape", "local_scalar_dense": "item",
-                 "softmax_backward_data": "softmax", "log_softmax_backward_data": "log_softmax",
-                 "max_pool1d_with_indices": "max_pool1d", "max_pool2d_with_indices": "max_pool2d",
-                 "max_pool3d_with_indices": "max_pool3d", "upsample_nearest1d": "interpolate",
-                 "upsample_nearest2d": "interpolate", "upsample_nearest3d": "interpolate",
-                 "upsample_linear1d": "interpolate", "upsample_bilinear2d": "interpolate",
-                 "upsample_bicubic2d": "interpolate", "upsample_trilinear3d": "interpolate",
-                 "embedding_bag": "embedding_bag", "cudnn_batch_norm": "batch_norm", "addmm": "addmm"}
 
 
 def _allowed(name: str) -> bool:
@@ -79,7 +64,7 @@ def _leaf_candidates(leaf: str) -> list[str]:
     if not leaf or not leaf.replace("_", "").isalnum():
         return []
     out = []
-    for _, module, prefix in _C_MODULES:
+    for _, module, prefix in C_MODULES:
         if prefix and leaf.startswith(prefix):
             out.append(module + leaf[len(prefix):])
     return out + [f"{namespace}.{leaf}" for namespace in _NAMESPACES]
@@ -105,12 +90,11 @@ def public_name(raw: str) -> str | None:
                 return candidate
         return None
     if raw.startswith(("torch.ops.aten.", "torch.ops.prims.")) and len(parts) >= 4:
-        leaf = parts[3].lstrip("_")
-        leaf = _ATEN_RENAMES.get(leaf, leaf)
+        leaf = aten_leaf(parts[3])
         if leaf.endswith("_") and _allowed(f"torch.{leaf[:-1]}"):
             return f"torch.{leaf[:-1]}"
         return next((c for c in _leaf_candidates(leaf) if _allowed(c)), None)
-    for prefix, module, strip in _C_MODULES:
+    for prefix, module, strip in C_MODULES:
         if raw.startswith(prefix) and len(parts) == prefix.count(".") + 1:
             leaf = parts[-1]
             leaf = leaf[len(strip):] if strip and leaf.startswith(strip) else leaf
@@ -192,10 +176,10 @@ def op_key(name: str) -> str:
     """What an op computes, whatever its namespace or spelling (for matching the two sides' ops)."""
     parts = name.split(".")
     if name.startswith("torch.ops.") and len(parts) >= 4:  # torch.ops.aten.<op>.<overload>
-        short = _ATEN_RENAMES.get(parts[3].lstrip("_"), parts[3].lstrip("_")).lower()
+        short = aten_leaf(parts[3]).lower()
     else:
         short = leaf(name).lower()
-    for _, _, strip in _C_MODULES:  # linalg_inv, special_erf: the C module's own prefix
+    for _, _, strip in C_MODULES:  # linalg_inv, special_erf: the C module's own prefix
         if strip and short.startswith(strip):
             short = short[len(strip):]
     short = short[:-1] if short.endswith("_") and not short.endswith("__") else short
@@ -208,7 +192,7 @@ def _raw_leaf(call: Call) -> str:
     if call.name.startswith("torch.ops.") and len(parts) >= 4:
         return parts[3].lstrip("_")
     name = parts[-1]
-    for _, _, strip in _C_MODULES:
+    for _, _, strip in C_MODULES:
         if strip and name.startswith(strip):
             return name[len(strip):]
     return name

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from agent.extract.public_ops import INTERNAL_PREFIXES, public_op
+from agent.extract.public_ops import INTERNAL_PREFIXES, is_backward_spelling, public_op
 from agent.extract.vocab import (
     DTYPE_METHODS,
     DTYPE_NAMES,
@@ -104,6 +104,8 @@ class CodeFacts:
     devices: list[str] = field(default_factory=list)  # accelerators the code runs on: cuda, mps, xpu
     on_cpu: bool = False  # a tensor is put on the CPU by name (.cpu(), .to("cpu"), device="cpu")
     eval_called: bool = False
+    # a backward kernel called by its ATen name (aten.cumprod_backward): the code computes a gradient
+    backward_kernel: bool = False
     out_kwarg: bool = False
     inplace_methods: list[str] = field(default_factory=list)
     inplace_on_expanded: bool = False  # an in-place method or out= writes into an expanded (stride-0) view
@@ -164,6 +166,7 @@ class CodeFacts:
         self.on_cpu |= other.on_cpu
         self.devices += [d for d in other.devices if d not in self.devices]
         self.eval_called |= other.eval_called
+        self.backward_kernel |= other.backward_kernel
         self.out_kwarg |= other.out_kwarg
         self.inplace_methods += other.inplace_methods
         self.inplace_on_expanded |= other.inplace_on_expanded
@@ -836,10 +839,13 @@ class _Scanner(ast.NodeVisitor):
                 self._mode_call(api, kwargs, args)
                 self._record(api, "function", node, kwargs, args)
             return
-        if api.startswith("torch.ops."):
+        if api.startswith(("torch.ops.", *INTERNAL_PREFIXES)):
             # Note [Public op behind internal spellings] (public_ops.py): the dispatcher's name of a public op
             mapped = public_op(api) if api.startswith(INTERNAL_PREFIXES) else None
             if mapped is not None:
+                if is_backward_spelling(api):  # Note [ATen names that are not the public name]
+                    self.facts.add_mode("grad")
+                    self.facts.backward_kernel = True
                 self._record(mapped, "function", node, kwargs, args)
             return
         if api == "torch.device" and args and isinstance(args[0], str):

@@ -72,8 +72,10 @@ _TITLE_SYMPTOM = re.compile(
 )
 # A wrong result the title names beside a crash ("segfaults or drops values"): the report is about both, and the
 # silent half is the one to fuzz. Values alone (NaN, inf, zeros) are not it: a crash on a NaN input is a crash.
+# "with incorrect inputs", "wrong argument types": the word describes what the caller passed, not the result
 _TITLE_WRONG_RESULT = re.compile(
-    r"\b(?:wrong(?:ly)?|incorrect(?:ly)?|garbage|drops? values|corrupt(?:s|ed|ion)?|silently|mismatch(?:es)?|"
+    r"\b(?:(?:wrong|incorrect)(?! (?:inputs?|arguments?|args?|param(?:eter)?s?|usage|shapes?|dtypes?|types?|"
+    r"sizes?|indices)\b)(?:ly)?|garbage|drops? values|corrupt(?:s|ed|ion)?|silently|mismatch(?:es)?|"
     r"inconsisten(?:t|cy)|miscompil\w*|not correct)\b"
 )
 _TITLE_NOT_SILENT = re.compile(

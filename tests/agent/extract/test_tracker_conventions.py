@@ -6,9 +6,11 @@ Every report here is written for these tests, in our own words, in the shapes re
 
 from __future__ import annotations
 
+import pytest
+
 from agent.extract.analyzer import analyze_issue, analyze_raw
 from agent.extract.codeblocks import code_blocks, unfenced_code
-from agent.extract.public_ops import api_for_mode, public_op
+from agent.extract.public_ops import api_for_mode, is_backward_spelling, public_op
 from agent.extract.thread import for_rules, split_thread
 
 SILENT = ["module: correctness (silent)"]
@@ -154,6 +156,56 @@ def test_an_aten_overload_maps_to_the_public_op() -> None:
 def test_names_that_exist_but_may_not_be_fuzzed_are_never_respelled() -> None:
     assert public_op("torch.jit.trace") is None and public_op("torch.load") is None
     assert public_op("torch.ops.mylib.double_it") is None
+
+
+@pytest.mark.parametrize(("internal", "public"), [
+    ("torch.ops.aten.replication_pad2d.default", "torch.nn.functional.pad"),
+    ("torch.ops.aten.constant_pad_nd.default", "torch.nn.functional.pad"),
+    ("torch.ops.aten._upsample_nearest_exact2d.vec", "torch.nn.functional.interpolate"),
+    ("torch.ops.aten.native_group_norm.default", "torch.group_norm"),
+    ("torch._C._nn.reflection_pad1d", "torch.nn.functional.pad"),
+    ("torch._C._nn.gelu", "torch.nn.functional.gelu"),
+    ("torch._C._linalg.linalg_slogdet", "torch.linalg.slogdet"),
+    ("torch._C._special.special_i0e", "torch.special.i0e"),
+])
+def test_a_kernel_or_binding_name_maps_to_the_public_op_that_runs_it(internal: str, public: str) -> None:
+    assert public_op(internal) == public
+
+
+def test_a_backward_kernel_maps_to_its_forward_op_and_is_known_as_a_gradient() -> None:
+    assert public_op("torch.ops.aten.logcumsumexp_backward.default") == "torch.logcumsumexp"
+    assert public_op("torch.ops.aten._log_softmax_backward_data.default") == "torch.log_softmax"
+    assert is_backward_spelling("torch.ops.aten.logcumsumexp_backward.default")
+    assert not is_backward_spelling("torch.ops.aten.logcumsumexp.default")
+    assert public_op("torch.ops.aten.not_an_op_backward.default") is None
+
+
+def test_a_backward_kernel_run_through_two_compile_backends_is_a_compiled_gradient_of_its_forward() -> None:
+    # the lighter backend is the reference (Note [The backend under test]); the kernel computes a gradient
+    code = """
+import torch
+
+def grad_of_softplus(grad_out, x):
+    return torch.ops.aten.softplus_backward(grad_out, x, 2.0, 20.0)
+
+g, x = torch.randn(32), torch.randn(32)
+a = torch.compile(grad_of_softplus, backend="eager")(g, x)
+b = torch.compile(grad_of_softplus)(g, x)
+print((a - b).abs().max())
+"""
+    analysis = analyze_issue("inductor result differs from the eager backend", f"```python\n{code}\n```\n", SILENT)
+    pattern = analysis.pattern
+    assert pattern is not None
+    assert (pattern.kind.value, pattern.api, pattern.test_mode.name) == (
+        "Gradient_Mismatch", "torch.nn.functional.softplus", "grad:compile:inductor")
+
+
+def test_a_title_about_the_callers_incorrect_inputs_does_not_make_a_crash_silent() -> None:
+    code = "import torch\ntorch.nn.functional.pad(torch.rand(2), [])\n"
+    body = f"Calling it like this kills the interpreter.\n\n```python\n{code}```\n\n```\nSegmentation fault (core dumped)\n```\n"
+    analysis = analyze_issue("Segfault in pad with incorrect inputs", body, ["module: crash"])
+    assert not analysis.triage.is_silent_bug
+    assert analysis.pattern is not None and analysis.pattern.kind.value == "Crash"
 
 
 def test_a_misspelt_namespace_maps_to_the_op_of_that_name() -> None:
