@@ -56,6 +56,7 @@ MODE_LABELS: dict[str, frozenset[str]] = {
     "variant:out": frozenset({"out"}),
     "variant:inplace": frozenset({"in-place", "inplace"}),
     "variant:method": frozenset({"method"}),
+    "variant:decomp": frozenset({"decomposition", "decomp"}),
     "device:cuda": frozenset({"cuda"}),
     "grad:device:cuda": frozenset({"cuda"}),
     "quant:dynamic": frozenset({"int8", "fake-quant", "quantized"}),

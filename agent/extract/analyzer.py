@@ -36,6 +36,13 @@ class Analysis:
     rejected_apis: dict[str, str] = field(default_factory=dict)  # api -> why it may not be fuzzed
 
 
+# Note [A wrong result with no second mode]
+# A silent wrong result the report shows against no second mode of torch (a regression against an older release, a
+# value worked out by hand or by another library) still has a differential check: the op against its own reference
+# decomposition in torch._decomp (Note [An op against its own decomposition] in fuzz_core/modes/decomp.py), which
+# computes the same values apart from the kernel. The fuzzer records it not_applicable where the op has none.
+AGAINST_DECOMPOSITION = ModePair(PatternKind.Variant_Mismatch, "eager", "variant:decomp", {}, "fallback")
+
 # Test modes that run the target through other code (compiled, traced, on a device): what a custom Function's
 # backward must survive (Note [A custom Function under test] in scan.py)
 _THROUGH_ANOTHER_MODE = ("compile:", "grad:compile:", "jit.", "device:", "grad:device:")
@@ -215,6 +222,8 @@ def analyze_issue(title: str, body: str, labels: list[str], comments: list[str] 
         api = culprit or api
     # triage reads the report as written; the pattern names only an API torch's public namespace has
     api, rejected = _checked_api(api, ranked)
+    if modes is None and api is not None and result.is_silent_bug and not signals.crash:
+        modes = AGAINST_DECOMPOSITION  # Note [A wrong result with no second mode]
     if facts.custom_function_applied and modes is not None and modes.test.startswith(_THROUGH_ANOTHER_MODE):
         api = CUSTOM_FUNCTION_API  # Note [A custom Function under test] (scan.py)
     pattern, error = None, None

@@ -46,6 +46,8 @@ KNOWN_MODES: tuple[str, ...] = (
     "variant:out",
     "variant:inplace",
     "variant:method",
+    # the call with its ATen ops run as their torch._decomp decompositions (fuzz_core/modes/decomp.py)
+    "variant:decomp",
     "device:cuda",
     "quant:dynamic",
     "vmap",

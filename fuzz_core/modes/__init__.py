@@ -19,6 +19,7 @@ MODE_NAMES: tuple[str, ...] = (
     "eager", "jit.trace", "jit.script", "compile:eager", "compile:aot_eager", "compile:inductor",
     "dtype:float16", "dtype:bfloat16", "autocast:float16", "autocast:bfloat16",
     "layout:noncontiguous", "layout:channels_last", "variant:out", "variant:inplace", "variant:method",
+    "variant:decomp",
     "device:cuda", "grad", "grad:numeric", "grad:compile:inductor", "grad:device:cuda",
 )
 

@@ -1,4 +1,5 @@
-"""`variant:out`, `variant:inplace`, `variant:method`: the other spellings of the same API."""
+"""`variant:out`, `variant:inplace`, `variant:method`: the other spellings of the same API (`variant:decomp`, the
+op against its reference decomposition, lives in decomp.py)."""
 
 from __future__ import annotations
 
@@ -94,6 +95,10 @@ def run_mode(fn, args, kwargs):
 
 
 def make_variant(name: str, options: dict) -> Mode:
+    if name == "variant:decomp":  # the op against its reference decomposition (fuzz_core/modes/decomp.py)
+        from fuzz_core.modes.decomp import make_decomp
+
+        return make_decomp(name, options)
     if name not in ("variant:out", "variant:inplace", "variant:method"):
         raise KeyError(name)
     # An in-place spelling writes its result into its first argument, so the output keeps that tensor's dtype
