@@ -145,6 +145,12 @@ FALSE_ALARMS: dict[str, Case] = {
         "w = torch.full((8, 8), -50331648.0)\nw.view(-1)[[0, 1, 2, 3, 4, 5, 7, 34, 49]] = 0.0\n"
         "t = torch.tensor([0.0, 387403.0, 0.0, 46519072.0, 3884500.0, 613939.0, -1817878.0, 0.0])\n"
         "return (x, w, t), {}", "eager", "layout:noncontiguous"),
+    # a bilinear interpolation against its decomposition on inputs at float32's edge: the decomposition forms b - a,
+    # which overflows where the kernel's weighted sum (a quarter of each, 0.75) does not, and the weighted sum of the
+    # magnitudes (1.5e38) stays below the edge (Note [Inputs at the range edge], fuzz_core/confirm.py)
+    "interpolate-decomposition-at-range-edge": Case(
+        "torch.nn.functional.interpolate", "x = torch.tensor([[[[3.0e38, -3.0e38], [1.0, 2.0]]]])\n"
+        "return (x,), {'size': (1, 1), 'mode': 'bilinear', 'align_corners': False}", "eager", "variant:decomp"),
     "strided-more-accurate": Case("planted.more_accurate", "x = torch.randn(8, 300, generator=g)\n"
                                   "x[:, ::3] = 1e8\nx[:, 2::3] = -1e8\nreturn (x,), {}", "eager",
                                   "layout:noncontiguous", target=MORE_ACCURATE_WHEN_STRIDED),
