@@ -179,6 +179,10 @@ GENUINE_COMPILED: dict[str, Case] = {
                                   "compile:inductor"),
     "inductor-std-overflow": Case("torch.std", "return (torch.tensor([2e19, 2.1e19, 2e19]),), {}", "eager",
                                   "compile:inductor"),
+    # torch 2.13: inductor's vectorised acosh squares its input, inf for 8.5e37 where eager gives 88.03; the input
+    # is a quarter of float32's maximum, so the range-edge rules do not excuse it (Note [Inputs at the range edge])
+    "inductor-acosh-overflow": Case("torch.acosh", "return (torch.full((64,), 8.5e37),), {}", "eager",
+                                    "compile:inductor"),
 }
 
 
