@@ -26,7 +26,10 @@ from dataclasses import dataclass
 
 _CONFIRMED = re.compile(
     r"\b(?:confirmed|reproduced|i can reproduce|can repro|real bug|is a bug|(?:a|the) fix (?:is up|landed)|"
-    r"landed a fix|fixed (?:by|in|now)|will be fixed|we'll fix|will fix|(?:this|it) (?:has been|was|is now) fixed)\b"
+    r"landed a fix|fixed (?:by|in|now)|will be fixed|we'll fix|will fix|(?:this|it) (?:has been|was|is now) fixed|"
+    # a maintainer's reading of the report ("this looks like a PyTorch bug"), not of the user's code
+    r"(?:looks|seems) (?:like|to be) (?:a|an) (?:pytorch |real |genuine |actual )?bug(?! in (?:your|the user'?s?|user) )|"
+    r"(?:is|this is) indeed a bug)\b"
 )
 _NEGATED_DISMISSAL = re.compile(r"\bnot (?:the )?expected behaviou?r\b|\bnot working as intended\b")
 _DISMISSED = re.compile(

@@ -44,6 +44,16 @@ def test_a_confirmation_in_any_comment_wins() -> None:
     assert verdict.confirmed and verdict.false_alarm_class is None
 
 
+@pytest.mark.parametrize("comment", ["This looks like a PyTorch bug: the function is defined for real input too.",
+                                     "Seems to be a real bug in the kernel.", "Yes, this is indeed a bug."])
+def test_a_maintainer_reading_the_report_as_a_bug_confirms_it(comment: str) -> None:
+    assert read_verdict([comment]).confirmed
+
+
+def test_a_bug_in_the_users_own_code_confirms_nothing() -> None:
+    assert not read_verdict(["Looks like a bug in your code: the model is never put in eval mode."]).confirmed
+
+
 def test_no_comments_say_nothing() -> None:
     assert read_verdict([]) == read_verdict(["thanks for the report"])
 
