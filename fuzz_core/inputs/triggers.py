@@ -44,8 +44,8 @@ def _inject(sample: Sample, name: str, positions: int, gen: torch.Generator) -> 
 
     def put(t: torch.Tensor) -> torch.Tensor:
         nonlocal done
-        if done or not t.is_floating_point() or t.numel() == 0:
-            return t
+        if done or not t.is_floating_point() or t.numel() == 0 or t.layout != torch.strided:
+            return t  # a sparse tensor has no flat view to write into (the campaign turns it away)
         out = t.clone()
         flat = out.view(-1) if out.is_contiguous() else out.reshape(-1)
         idx = torch.randperm(flat.numel(), generator=gen)[:positions]
