@@ -12,8 +12,11 @@ against an older release, a value worked out by hand).
 
 Only the ops the call reaches at the top of the dispatcher are decomposed (ops inside a decomposition run as
 kernels), views are never decomposed (a view's decomposition would copy, and aliasing is part of the contract),
-and neither are ops that draw random numbers (a decomposition draws a different stream). A call none of whose
-ops has a decomposition cannot be checked this way: NotApplicable, with the ops it ran.
+and neither are ops that draw random numbers (a decomposition draws a different stream). A decomposition that
+returns NotImplemented or raises NotImplementedError does not cover the call's case, and the kernel runs it; any
+other error where the kernel returns is a difference (a decomposition that rejects a valid input fails every
+compiled program that reaches it). A call none of whose ops was decomposed cannot be checked this way:
+NotApplicable, with the ops it ran.
 """
 
 from __future__ import annotations
@@ -55,7 +58,10 @@ class DecomposeOps(TorchDispatchMode):
         kwargs = kwargs or {}
         decomposition = self._table.get(func) if _decomposable(func) else None
         if decomposition is not None:
-            result = decomposition(*args, **kwargs)
+            try:
+                result = decomposition(*args, **kwargs)
+            except NotImplementedError:  # the decomposition does not cover this case: the kernel runs it
+                result = NotImplemented
             if result is not NotImplemented:
                 self.decomposed.append(str(func))
                 return result
@@ -92,7 +98,10 @@ class DecomposeOps(TorchDispatchMode):
         seeded = torch.Tag.nondeterministic_seeded in getattr(func, "tags", ())
         decomposition = None if func.is_view or seeded else decomposition_table.get(func)
         if decomposition is not None:
-            result = decomposition(*args, **kwargs)
+            try:
+                result = decomposition(*args, **kwargs)
+            except NotImplementedError:
+                result = NotImplemented
             if result is not NotImplemented:
                 return result
         return func(*args, **kwargs)

@@ -48,6 +48,15 @@ def test_a_kernel_that_disagrees_with_its_decomposition_is_confirmed(monkeypatch
     assert result.verdict == "confirmed", result.reason
 
 
+def test_a_decomposition_that_does_not_cover_the_case_leaves_it_to_the_kernel(monkeypatch) -> None:
+    def uncovered(*args, **kwargs):
+        raise NotImplementedError("this decomposition covers float64 only")
+
+    monkeypatch.setitem(decomposition_table, torch.ops.aten.sigmoid.default, uncovered)
+    with pytest.raises(NotApplicable, match=r"aten\.sigmoid"):
+        _run("torch.sigmoid", Sample((torch.linspace(-2, 2, 5),)))
+
+
 def test_an_agreeing_op_passes_on_compared_inputs() -> None:
     result = run_harness(HarnessSpec(api="torch.nn.functional.softplus", test_mode="variant:decomp",
                                      kind="Variant_Mismatch", max_executions=300, seed=1))
