@@ -130,13 +130,20 @@ class ValueCase:
         return Finding(verdict, self.key, reason, self.entry, self.mismatch, self.details)
 
 
+def largest_finite(t: torch.Tensor) -> float | None:
+    """The largest finite magnitude of a floating tensor, or None (not floating, empty, nothing finite)."""
+    if not t.is_floating_point() or not t.numel():
+        return None
+    finite = t[torch.isfinite(t)]
+    return float(finite.abs().max()) if finite.numel() else None
+
+
 def near_overflow(sample: Sample) -> bool:
     """Some floating input is beyond sqrt(max) of its dtype: a product of two such values overflows."""
     for t in tensor_leaves(sample.tree()):
-        if t.is_floating_point() and t.numel():
-            finite = t[torch.isfinite(t)]
-            if finite.numel() and float(finite.abs().max()) > math.sqrt(torch.finfo(t.dtype).max):
-                return True
+        top = largest_finite(t)
+        if top is not None and top > math.sqrt(torch.finfo(t.dtype).max):
+            return True
     return False
 
 
@@ -543,12 +550,7 @@ def edge_input(sample: Sample, dtype: torch.dtype) -> float | None:
     """
     if not dtype.is_floating_point:
         return None
-    top = 0.0
-    for t in tensor_leaves(sample.tree()):
-        if t.is_floating_point() and t.numel():
-            finite = t[torch.isfinite(t)]
-            if finite.numel():
-                top = max(top, float(finite.abs().max()))
+    top = max((m for m in map(largest_finite, tensor_leaves(sample.tree())) if m is not None), default=0.0)
     return top if top > EDGE_FACTOR * torch.finfo(dtype).max else None
 
 

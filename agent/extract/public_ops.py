@@ -120,8 +120,10 @@ def _internal_leaf(name: str) -> str | None:
 
 def is_backward_spelling(name: str) -> bool:
     """``name`` is an internal spelling of a backward kernel (``torch.ops.aten.cumprod_backward.default``)."""
+    if public_op(name) is None:  # also turns away names too long to be an op
+        return False
     leaf = _internal_leaf(name)
-    return leaf is not None and forward_of(leaf) is not None and public_op(name) is not None
+    return leaf is not None and forward_of(leaf) is not None
 
 
 @lru_cache(maxsize=4096)
