@@ -66,6 +66,8 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _send(self, status: int, body: Any = None, headers: dict[str, str] | None = None) -> None:
         payload = b"" if body is None else json.dumps(body).encode()
+        # logged before the response leaves: a client that has its answer may read the log at once
+        self._entry.status = status
         self.send_response(status)
         state = self.server.state
         self.send_header("Content-Type", "application/json; charset=utf-8")
@@ -79,7 +81,6 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         if payload:
             self.wfile.write(payload)
-        self._entry.status = status
 
     def do_GET(self) -> None:  # noqa: N802 (http.server's naming)
         state = self.server.state
